@@ -1,0 +1,54 @@
+# The two set-up commands: `make demo` and `make test`. Both create .venv when it is missing.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-test
+
+.PHONY: help demo test lint typecheck pytest behave robot bench clean
+
+help:
+	@echo "make demo   create .venv, install, run the demo on the built-in default configuration"
+	@echo "make test   create .venv, install, run ruff, mypy, pytest, behave and robot"
+	@echo "make bench  run the benchmarks and write docs/performance.md"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/mcp-actors demo
+
+test: lint typecheck pytest behave robot
+	@echo "make test: ruff, mypy, pytest, behave and robot all passed"
+
+lint: $(STAMP)
+	$(BIN)/ruff check actors tests features benchmarks robot
+	$(BIN)/ruff format --check actors
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/pytest -q
+
+# behave exits 0 on zero scenarios: insist that some ran and none failed or were skipped.
+behave: $(STAMP)
+	$(BIN)/behave --format progress --no-capture-stderr features | tee $(VENV)/behave.out
+	grep -Eq '^[1-9][0-9]* scenarios? passed, 0 failed, 0 skipped' $(VENV)/behave.out
+
+robot: $(STAMP)
+	$(BIN)/robot --outputdir robot/results --loglevel DEBUG robot
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) robot/results .mypy_cache .ruff_cache

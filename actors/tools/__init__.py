@@ -1,0 +1,27 @@
+"""The tool runtime core: specs, results, errors, the registry and the runner.
+
+Nothing here knows about MCP or actors.
+"""
+
+from actors.tools.errors import ErrorType, ToolError
+from actors.tools.registry import ToolRegistry
+from actors.tools.result import ToolResult
+from actors.tools.runner import LifecycleHook, LifecycleStage, ToolRunner, check_json, validate_inputs
+from actors.tools.spec import ResourceSlot, ToolCapabilities, ToolHandler, ToolSpec, split_name
+
+__all__ = [
+    "ErrorType",
+    "LifecycleHook",
+    "LifecycleStage",
+    "ResourceSlot",
+    "ToolCapabilities",
+    "ToolError",
+    "ToolHandler",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolRunner",
+    "ToolSpec",
+    "check_json",
+    "split_name",
+    "validate_inputs",
+]

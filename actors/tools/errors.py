@@ -1,0 +1,53 @@
+"""The one exception type of the tool runtime, and the classification of failures."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["ErrorType", "ToolError"]
+
+
+class ErrorType(StrEnum):
+    """How a failed tool call is classified in `ToolResult.error_type`.
+
+    Members are strings, so ``result.error_type == "timeout"`` works.
+    """
+
+    VALIDATION = "validation"
+    """The arguments (or the output) broke the tool's contract; nothing was sent."""
+    NOT_FOUND = "not_found"
+    """No such namespace or tool."""
+    NOT_STARTED = "not_started"
+    """The server is not running and may not be started lazily."""
+    CONNECTION = "connection"
+    """The transport could not connect, or the peer died."""
+    TIMEOUT = "timeout"
+    """The call did not finish within its timeout; it was cancelled."""
+    SERVER_ERROR = "server_error"
+    """The server answered with an error (a JSON-RPC error or ``isError``)."""
+    EXECUTION = "execution"
+    """A local handler raised."""
+    FAILED = "failed"
+    """The server exhausted its restarts and waits for an explicit start."""
+    CANCELLED = "cancelled"
+    """The caller or a shutdown cancelled the call."""
+
+
+class ToolError(Exception):
+    """A structured tool-runtime error: which tool, what kind of failure, and why.
+
+    ``error_type`` is free text for runtime-level errors (``RegistrationError``,
+    ``ActivationError``, ``ExecutionError``) or an `ErrorType` value for call failures.
+    """
+
+    def __init__(self, tool_name: str, error_type: str, details: str = "") -> None:
+        self.tool_name = tool_name
+        self.error_type = str(error_type)
+        self.details = details
+        message = f"{self.error_type}: {tool_name}"
+        if details:
+            message += f": {details}"
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[type[ToolError], tuple[str, str, str]]:
+        return (type(self), (self.tool_name, self.error_type, self.details))

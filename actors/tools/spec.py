@@ -1,0 +1,88 @@
+"""`ToolSpec` and what it declares: capabilities and resource slots."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, Literal
+
+import jsonschema
+from jsonschema.protocols import Validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["ResourceSlot", "ToolCapabilities", "ToolHandler", "ToolSpec", "split_name"]
+
+ToolHandler = Callable[[dict[str, Any]], Any]
+"""Takes the validated inputs, returns a dict (or a value wrapped as ``{"result": value}``)."""
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """Split ``"ns/tool"`` into ``("ns", "tool")``; a name without ``/`` has namespace ``""``."""
+    namespace, sep, tool = name.partition("/")
+    return (namespace, tool) if sep else ("", name)
+
+
+class ToolCapabilities(BaseModel):
+    """What a tool does to the world, as far as the runtime can tell."""
+
+    model_config = ConfigDict(frozen=True)
+
+    read_only: bool = False
+    writes: bool = False
+    checkpointable: bool = True
+    """Whether the effects can be captured and rolled back by the host (false for remote tools)."""
+
+
+class ResourceSlot(BaseModel):
+    """A resource a tool touches, bound from one of its parameters or from context."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    resource_type: str
+    access: Literal["read_only", "read_write"]
+    binding: Literal["parameter", "contextual"]
+    parameter: str | None = None
+    """The input property the slot was inferred from, when it has one."""
+
+
+class ToolSpec(BaseModel):
+    """A tool as the runtime knows it, whatever its source."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    name: str
+    """Namespaced, ``namespace/tool``."""
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    output_schema: dict[str, Any] | None = None
+    capabilities: ToolCapabilities = Field(default_factory=ToolCapabilities)
+    source: str = "builtin"
+    tool_type: str = "tool"
+    resource_slots: tuple[ResourceSlot, ...] = ()
+    handler: ToolHandler | None = Field(default=None, exclude=True, repr=False)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_not_empty(cls, value: str) -> str:
+        if not value or value.startswith("/") or value.endswith("/"):
+            raise ValueError(f"tool name must be 'namespace/tool' or 'tool', got {value!r}")
+        return value
+
+    @property
+    def namespace(self) -> str:
+        return split_name(self.name)[0]
+
+    @property
+    def tool_name(self) -> str:
+        """The name without its namespace."""
+        return split_name(self.name)[1]
+
+    @functools.cached_property
+    def input_validator(self) -> Validator:
+        """A compiled validator for ``input_schema`` (its draft from ``$schema``, else 2020-12)."""
+        cls = jsonschema.validators.validator_for(self.input_schema, jsonschema.Draft202012Validator)
+        cls.check_schema(self.input_schema)
+        validator: Validator = cls(self.input_schema, format_checker=cls.FORMAT_CHECKER)
+        return validator

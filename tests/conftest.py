@@ -1,0 +1,72 @@
+"""Fixtures for every test: no test may leave a thread or a child process behind."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# Threads that the interpreter or a test runner plugin may start and keep on purpose.
+_ALLOWED_THREAD_PREFIXES = ("pytest_timeout", "asyncio_")
+
+
+def child_pids() -> set[int]:
+    """Live (non-zombie) child processes of this process, read from /proc."""
+    me = os.getpid()
+    children: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # The command name may contain spaces and parentheses: split after the last ')'.
+        fields = stat.rsplit(")", 1)[1].split()
+        state, ppid = fields[0], int(fields[1])
+        if ppid == me and state != "Z":
+            children.add(int(entry.name))
+    return children
+
+
+def _extra_threads(before: set[int]) -> list[threading.Thread]:
+    return [
+        t
+        for t in threading.enumerate()
+        if t.ident not in before and t.is_alive() and not t.name.startswith(_ALLOWED_THREAD_PREFIXES)
+    ]
+
+
+def wait_until(predicate: object, timeout: float, interval: float = 0.02) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout`` runs out; return its last value."""
+    assert callable(predicate)
+    deadline = time.monotonic() + timeout
+    while True:
+        if predicate():
+            return True
+        if time.monotonic() >= deadline:
+            return bool(predicate())
+        time.sleep(interval)
+
+
+@pytest.fixture(autouse=True)
+def no_leaks() -> Iterator[None]:
+    """Fail a test that leaves a thread or a child process behind."""
+    threads_before = {t.ident for t in threading.enumerate() if t.ident is not None}
+    children_before = child_pids()
+    yield
+    # Shutdown is asynchronous in places (actor threads join, children are reaped): give it time.
+    wait_until(lambda: not _extra_threads(threads_before) and not (child_pids() - children_before), 10.0)
+    threads = _extra_threads(threads_before)
+    children = child_pids() - children_before
+    problems = []
+    if threads:
+        problems.append("threads left behind: " + ", ".join(sorted(t.name for t in threads)))
+    if children:
+        problems.append(f"child processes left behind: {sorted(children)}")
+    if problems:
+        pytest.fail("; ".join(problems))
