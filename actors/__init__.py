@@ -2,15 +2,33 @@
 
 import logging as _logging
 
-from actors.tools import ToolCapabilities, ToolError, ToolRegistry, ToolResult, ToolRunner, ToolSpec
+from actors.mcp.config import ConfigError, RuntimeConfig, ServerConfig, load_config
+from actors.runtime import Runtime, ServerState, ServerStatus
+from actors.tools import (
+    ErrorType,
+    ToolCapabilities,
+    ToolError,
+    ToolRegistry,
+    ToolResult,
+    ToolRunner,
+    ToolSpec,
+)
 
 __all__ = [
+    "ConfigError",
+    "ErrorType",
+    "Runtime",
+    "RuntimeConfig",
+    "ServerConfig",
+    "ServerState",
+    "ServerStatus",
     "ToolCapabilities",
     "ToolError",
     "ToolRegistry",
     "ToolResult",
     "ToolRunner",
     "ToolSpec",
+    "load_config",
 ]
 
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())

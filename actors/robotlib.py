@@ -7,13 +7,24 @@ the registry actor, from acceptance suites.
 from __future__ import annotations
 
 import json
+import os
+import time
+from pathlib import Path
 from typing import Any
 
+from actors.mcp.config import load_config
+from actors.runtime import Runtime, ServerStatus
 from actors.tools import ToolRegistry, ToolResult, ToolRunner, ToolSpec
 
 __all__ = ["robotlib"]
 
-ROBOT_LIBRARY_SCOPE = "SUITE"
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 class robotlib:
@@ -25,6 +36,124 @@ class robotlib:
         self._registry = ToolRegistry()
         self._runner = ToolRunner(self._registry)
         self._last: ToolResult | None = None
+        self._runtime: Runtime | None = None
+        self._pids: set[int] = set()
+
+    # ---- the runtime -------------------------------------------------------------------
+
+    def start_runtime(self, config: str = "", builtin: bool = False) -> None:
+        """Start a runtime from a config file path, or from inline JSON (``{"mcpServers": ...}``).
+
+        Built-in tools are off unless ``builtin`` is true (or the config enables them).
+        """
+        self.stop_runtime()
+        source: Any
+        if config.lstrip().startswith("{"):
+            source = json.loads(config)
+        elif config:
+            source = json.loads(Path(config).read_text(encoding="utf-8"))
+        else:
+            source = {"mcpServers": {}}
+        source.setdefault("builtin", {"enabled": bool(builtin)})
+        self._runtime = Runtime.start(load_config(source))
+        self._pids = set()
+
+    def start_runtime_with_server(self, name: str, command: str, *args: str, **keys: str) -> None:
+        """Start a runtime with one stdio server; ``keys`` are lifecycle keys (``idleTimeout=1``)."""
+        entry: dict[str, Any] = {"command": command, "args": list(args)}
+        entry.update({k: json.loads(v) for k, v in keys.items()})
+        self.start_runtime(json.dumps({"mcpServers": {name: entry}}))
+
+    def stop_runtime(self) -> None:
+        """Shut the runtime down (every server stops). Safe when none is running."""
+        if self._runtime is not None:
+            self._runtime.shutdown()
+            self._runtime = None
+
+    def call_tool(self, name: str, arguments: str = "{}", timeout: float = 30.0) -> ToolResult:
+        """Call ``namespace/tool`` through the registry actor with JSON ``arguments``."""
+        self._last = self._require_runtime().call_tool(name, json.loads(arguments), timeout=float(timeout))
+        self._remember_pids()
+        return self._last
+
+    def last_text_should_be(self, expected: str) -> None:
+        """Fail unless the last result's text (MCP text content) equals ``expected``."""
+        result = self._require_last()
+        if result.text != expected:
+            raise AssertionError(f"text is {result.text!r}, expected {expected!r}")
+
+    def last_text_should_contain(self, part: str) -> None:
+        result = self._require_last()
+        if part not in result.text:
+            raise AssertionError(f"text {result.text!r} does not contain {part!r}")
+
+    def tools_should_include(self, *names: str) -> None:
+        """Fail unless every one of ``names`` is listed by the runtime."""
+        have = {t.name for t in self._require_runtime().list_tools()}
+        missing = sorted(set(names) - have)
+        if missing:
+            raise AssertionError(f"missing tools {missing}; the runtime lists {sorted(have)}")
+
+    def server_status(self, namespace: str) -> ServerStatus:
+        """The `ServerStatus` of one server."""
+        statuses = self._require_runtime().status(namespace)
+        if not statuses:
+            raise AssertionError(f"no server {namespace!r}")
+        return statuses[0]
+
+    def server_state_should_be(self, namespace: str, state: str) -> None:
+        actual = self.server_status(namespace).state
+        if actual != state:
+            raise AssertionError(f"server {namespace!r} is {actual!r}, expected {state!r}")
+
+    def wait_for_server_state(self, namespace: str, state: str, timeout: float = 10.0) -> None:
+        """Wait until the server is in ``state`` (checked every 50 ms), or fail after ``timeout``."""
+        deadline = time.monotonic() + float(timeout)
+        while True:
+            status = self.server_status(namespace)
+            self._remember_pids()
+            if status.state == state:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"server {namespace!r} is {status.state!r} after {timeout}s, not {state!r}"
+                )
+            time.sleep(0.05)
+
+    def server_counter_should_be(self, namespace: str, counter: str, expected: int) -> None:
+        """Check ``restarts``, ``calls``, ``errors``, ``in_flight`` or ``health_check_failures``."""
+        actual = getattr(self.server_status(namespace), counter)
+        if actual != int(expected):
+            raise AssertionError(f"{namespace} {counter} is {actual}, expected {expected}")
+
+    def kill_server_process(self, namespace: str) -> None:
+        """Kill the server's process with SIGKILL, as a crash would."""
+        import signal
+
+        pid = self.server_status(namespace).pid
+        if pid is None:
+            raise AssertionError(f"server {namespace!r} has no process")
+        os.kill(pid, signal.SIGKILL)
+
+    def no_server_process_should_be_left(self, timeout: float = 10.0) -> None:
+        """Fail if any server process this library saw is still alive after ``timeout``."""
+        deadline = time.monotonic() + float(timeout)
+        while True:
+            alive = sorted(pid for pid in self._pids if _alive(pid))
+            if not alive:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"server processes still alive: {alive}")
+            time.sleep(0.05)
+
+    def _remember_pids(self) -> None:
+        if self._runtime is not None:
+            self._pids.update(s.pid for s in self._runtime.status() if s.pid)
+
+    def _require_runtime(self) -> Runtime:
+        if self._runtime is None:
+            raise AssertionError("no runtime is running: use Start Runtime first")
+        return self._runtime
 
     # ---- the tool runtime core -------------------------------------------------------
 

@@ -1,0 +1,491 @@
+"""`MCPToolAdapter`: one MCP server's tools, usable like any registered tool.
+
+The adapter connects through a `Transport`, discovers the server's tools, validates arguments
+against their JSON Schemas before anything is sent, classifies every failure, and registers
+the tools in a `ToolRegistry` under a namespace.
+
+Its state is written only by coroutines on the event-loop thread; other threads read it.
+Blocking methods (``connect``, ``invoke`` ...) are for synchronous callers; actors use the
+``*_future`` methods, which return at once.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anyio
+
+from actors.mcp.config import ServerConfig, ToolFilter
+from actors.mcp.inference import infer_capabilities
+from actors.mcp.loop import EventLoop
+from actors.mcp.slots import infer_resource_slots
+from actors.mcp.transport import CallOutcome, RemoteTool, ServerInfo, Transport, TransportEvents
+from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec, validate_inputs
+
+__all__ = ["MCPToolAdapter", "TransportSource", "classify", "error_label"]
+
+logger = logging.getLogger(__name__)
+
+TransportSource = Transport | Callable[[], Transport]
+"""A transport to reuse on every connect (test doubles), or a factory of single-use ones."""
+
+# Spare time for a transport to report its own timeout before the adapter's guard fires.
+_GUARD_SLACK = 1.0
+
+_LABELS = {
+    ErrorType.VALIDATION: "validation error",
+    ErrorType.NOT_FOUND: "not found",
+    ErrorType.CONNECTION: "connection error",
+    ErrorType.TIMEOUT: "timeout",
+    ErrorType.SERVER_ERROR: "server error",
+    ErrorType.NOT_STARTED: "not started",
+    ErrorType.FAILED: "failed",
+    ErrorType.CANCELLED: "cancelled",
+    ErrorType.EXECUTION: "execution error",
+}
+
+
+def error_label(error_type: str) -> str:
+    """The words an error message starts with for ``error_type`` (``"server error"`` ...)."""
+    try:
+        return _LABELS[ErrorType(error_type)]
+    except ValueError:
+        return error_type
+
+
+def classify(exc: BaseException) -> tuple[ErrorType, str]:
+    """The `ErrorType` of an exception from a transport, and a message that starts with its label."""
+    from mcp import MCPError
+
+    if isinstance(exc, ToolError):
+        known = {member.value for member in ErrorType}
+        kind = ErrorType(exc.error_type) if exc.error_type in known else ErrorType.SERVER_ERROR
+        return kind, f"{error_label(kind)}: {exc.details or exc}"
+    if isinstance(exc, TimeoutError):
+        return ErrorType.TIMEOUT, f"timeout: {exc}" if str(exc) else "timeout"
+    if isinstance(exc, MCPError):
+        return ErrorType.SERVER_ERROR, f"server error: {exc} (code {exc.code})"
+    if isinstance(
+        exc,
+        ConnectionError | OSError | anyio.BrokenResourceError | anyio.ClosedResourceError | anyio.EndOfStream,
+    ):
+        return ErrorType.CONNECTION, f"connection error: {exc or type(exc).__name__}"
+    return ErrorType.SERVER_ERROR, f"server error: {type(exc).__name__}: {exc}"
+
+
+def _outcome_output(outcome: CallOutcome) -> dict[str, Any]:
+    output: dict[str, Any] = {"content": outcome.content}
+    if outcome.structured_content is not None:
+        output["structuredContent"] = outcome.structured_content
+    return output
+
+
+def _outcome_error_text(outcome: CallOutcome) -> str:
+    texts = [str(b.get("text", "")) for b in outcome.content if b.get("type") == "text"]
+    return "; ".join(t for t in texts if t) or "the tool reported an error"
+
+
+class _Relay:
+    """The adapter's own transport listener: keeps its state true, then tells the owner."""
+
+    def __init__(self, adapter: MCPToolAdapter, owner: TransportEvents | None) -> None:
+        self._adapter = adapter
+        self._owner = owner
+
+    def on_closed(self, reason: str) -> None:
+        self._adapter._lost(reason)
+        if self._owner is not None:
+            self._owner.on_closed(reason)
+
+    def on_tools_changed(self) -> None:
+        self._adapter._catalog = None
+        if self._owner is not None:
+            self._owner.on_tools_changed()
+
+
+class MCPToolAdapter:
+    """Connects to one MCP server and makes its tools callable and registrable."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        transport: TransportSource | None = None,
+        *,
+        loop: EventLoop | None = None,
+    ) -> None:
+        self.config = config
+        self._source: TransportSource = transport if transport is not None else self._sdk_factory()
+        self._own_loop = loop is None
+        self._loop = loop
+        self._transport: Transport | None = None
+        self._info: ServerInfo | None = None
+        self._catalog: dict[str, ToolSpec] | None = None
+        self._discovered: list[RemoteTool] = []
+        self._discovered_once = False
+
+    # ---- state ------------------------------------------------------------------------
+
+    @property
+    def server_name(self) -> str:
+        return self.config.name
+
+    @property
+    def transport_name(self) -> str:
+        return self.config.transport
+
+    @property
+    def connected(self) -> bool:
+        return self._transport is not None
+
+    @property
+    def server_info(self) -> ServerInfo | None:
+        return self._info
+
+    @property
+    def pid(self) -> int | None:
+        transport = self._transport
+        return transport.pid if transport is not None else None
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """The server's capabilities as JSON; empty until connected."""
+        return dict(self._info.capabilities) if self._info else {}
+
+    @property
+    def capability_metadata(self) -> dict[str, bool]:
+        """Which MCP features the server offers: tools, resources, prompts, logging, completions."""
+        caps = self.capabilities
+        return {
+            key: caps.get(key) is not None
+            for key in ("tools", "resources", "prompts", "logging", "completions")
+        }
+
+    @property
+    def discovered_tools(self) -> list[RemoteTool]:
+        """The tools found by the last `discover` (filtered); empty after a reconnect."""
+        return list(self._discovered)
+
+    @property
+    def discovered(self) -> bool:
+        return self._discovered_once
+
+    # ---- blocking API -----------------------------------------------------------------
+
+    def connect(self, timeout: float | None = None, events: TransportEvents | None = None) -> ServerInfo:
+        """Connect and handshake; idempotent. Raises `ToolError` of type ``connection``."""
+        info: ServerInfo = self._wait(
+            self.connect_future(timeout, events), timeout or self.config.connect_timeout
+        )
+        return info
+
+    def disconnect(self, timeout: float = 5.0) -> None:
+        """Close the connection; idempotent, never raises."""
+        if self._loop is None:
+            return
+        try:
+            self._wait(self.disconnect_future(), timeout)
+        except ToolError:
+            logger.warning("%s: disconnect did not finish within %.1fs", self.server_name, timeout)
+        finally:
+            self._release_loop()
+
+    def reconnect(self, timeout: float | None = None, events: TransportEvents | None = None) -> ServerInfo:
+        """Disconnect, forget discovered tools, connect again."""
+        self.disconnect()
+        return self.connect(timeout, events)
+
+    def discover(self, tool_filter: ToolFilter | None = None) -> list[RemoteTool]:
+        """List the server's tools (every page), keep those the filter allows."""
+        tools: list[RemoteTool] = self._wait(self.discover_future(tool_filter), self.config.call_timeout)
+        return tools
+
+    def invoke(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> ToolResult:
+        """Call a tool; every failure is a failed `ToolResult`, never an exception."""
+        limit = timeout if timeout is not None else self.config.call_timeout
+        future = self.invoke_future(tool, arguments, limit)
+        try:
+            return future.result(timeout=limit + 2 * _GUARD_SLACK)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            return ToolResult.fail(ErrorType.TIMEOUT, f"timeout: {tool} took longer than {limit}s")
+
+    def register(self, registry: ToolRegistry, namespace: str | None = None) -> list[ToolSpec]:
+        """Register the discovered tools as ``namespace/tool`` (replacing that namespace whole)."""
+        if not self._discovered_once:
+            self.discover()
+        specs = self.tool_specs(namespace)
+        registry.replace_namespace(namespace or self.server_name, specs)
+        return specs
+
+    def reregister(self, registry: ToolRegistry, namespace: str | None = None) -> list[ToolSpec]:
+        """Discover again and swap the namespace's tools: added appear, removed disappear."""
+        self.discover()
+        return self.register(registry, namespace)
+
+    def tool_specs_for(self, namespace: str, tools: Sequence[RemoteTool]) -> list[ToolSpec]:
+        """`ToolSpec`s (without handlers) for ``tools`` of this server under ``namespace``."""
+        return [self._spec(namespace, remote, with_handler=False) for remote in tools]
+
+    def tool_specs(self, namespace: str | None = None) -> list[ToolSpec]:
+        """`ToolSpec`s for the discovered tools, each calling `invoke`."""
+        ns = namespace or self.server_name
+        return [self._spec(ns, remote, with_handler=True) for remote in self._discovered]
+
+    # ---- non-blocking API (for actors) --------------------------------------------------
+
+    def connect_future(
+        self, timeout: float | None = None, events: TransportEvents | None = None
+    ) -> concurrent.futures.Future[ServerInfo]:
+        limit = timeout if timeout is not None else self.config.connect_timeout
+        return self._ensure_loop().submit(self._connect, limit, events)
+
+    def start_future(
+        self, timeout: float | None = None, events: TransportEvents | None = None
+    ) -> concurrent.futures.Future[tuple[ServerInfo, list[RemoteTool]]]:
+        """Connect and discover in one go: the future's value is the server info and its tools."""
+        limit = timeout if timeout is not None else self.config.connect_timeout
+        return self._ensure_loop().submit(self._start, limit, events)
+
+    def disconnect_future(self) -> concurrent.futures.Future[None]:
+        return self._ensure_loop().submit(self._disconnect)
+
+    def discover_future(
+        self, tool_filter: ToolFilter | None = None
+    ) -> concurrent.futures.Future[list[RemoteTool]]:
+        return self._ensure_loop().submit(self._discover, tool_filter)
+
+    def invoke_future(
+        self, tool: str, arguments: dict[str, Any], timeout: float | None = None, *, validated: bool = False
+    ) -> concurrent.futures.Future[ToolResult]:
+        """A future of the call's `ToolResult`; it always completes, within ``timeout`` + ~1 s.
+
+        ``validated`` says the caller already checked the arguments against the tool's schema.
+        """
+        limit = timeout if timeout is not None else self.config.call_timeout
+        return self._ensure_loop().submit(self._invoke, tool, arguments, limit, validated)
+
+    def probe_future(self, timeout: float) -> concurrent.futures.Future[None]:
+        """Completes when the server answered a probe; fails with a classified `ToolError`."""
+        return self._ensure_loop().submit(self._probe, timeout)
+
+    # ---- coroutines on the loop ---------------------------------------------------------
+
+    async def _connect(self, timeout: float, events: TransportEvents | None) -> ServerInfo:
+        if self._transport is not None and self._info is not None:
+            return self._info
+        transport = (
+            self._source()
+            if callable(self._source) and not isinstance(self._source, Transport)
+            else self._source
+        )
+        assert isinstance(transport, Transport)
+        try:
+            with anyio.fail_after(timeout):
+                info = await transport.connect(_Relay(self, events))
+        except BaseException as exc:
+            await self._close_quietly(transport)
+            if isinstance(exc, TimeoutError):
+                raise ToolError(
+                    self.server_name, ErrorType.CONNECTION, f"connection timed out after {timeout}s"
+                ) from None
+            if isinstance(exc, Exception):
+                raise ToolError(
+                    self.server_name, ErrorType.CONNECTION, f"connection failed: {exc or type(exc).__name__}"
+                ) from exc
+            raise
+        self._transport, self._info = transport, info
+        self._catalog = None
+        self._discovered, self._discovered_once = [], False
+        logger.info(
+            "%s: connected (%s, protocol %s)", self.server_name, transport.kind, info.protocol_version
+        )
+        return info
+
+    async def _start(
+        self, timeout: float, events: TransportEvents | None
+    ) -> tuple[ServerInfo, list[RemoteTool]]:
+        info = await self._connect(timeout, events)
+        try:
+            tools = await self._discover(None)
+        except ToolError as exc:
+            if exc.error_type != ErrorType.SERVER_ERROR:
+                await self._disconnect()
+                raise
+            # A server without tools answers tools/list with an error: it simply has none.
+            logger.info("%s: no tools: %s", self.server_name, exc.details)
+            tools = []
+        return info, tools
+
+    async def _disconnect(self) -> None:
+        transport, self._transport = self._transport, None
+        self._catalog = None
+        self._discovered, self._discovered_once = [], False
+        if transport is not None:
+            await self._close_quietly(transport)
+
+    async def _close_quietly(self, transport: Transport) -> None:
+        try:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                await transport.close()
+        except Exception:
+            logger.warning("%s: error while closing the transport", self.server_name, exc_info=True)
+
+    def _lost(self, reason: str) -> None:
+        logger.warning("%s: connection lost: %s", self.server_name, reason)
+        self._transport = None
+        self._catalog = None
+
+    def _require_transport(self) -> Transport:
+        if self._transport is None:
+            raise ToolError(self.server_name, ErrorType.CONNECTION, "not connected")
+        return self._transport
+
+    async def _list(self) -> list[RemoteTool]:
+        transport = self._require_transport()
+        try:
+            with anyio.fail_after(self.config.call_timeout):
+                return await transport.list_tools()
+        except ToolError:
+            raise
+        except Exception as exc:
+            kind, message = classify(exc)
+            raise ToolError(self.server_name, kind, f"listing tools failed: {message}") from exc
+
+    async def _discover(self, tool_filter: ToolFilter | None) -> list[RemoteTool]:
+        rules = tool_filter if tool_filter is not None else self.config.tools
+        tools = [t for t in await self._list() if rules.allows(t.name)]
+        self._discovered, self._discovered_once = tools, True
+        self._catalog = {t.name: self._spec(self.server_name, t, with_handler=False) for t in tools}
+        return tools
+
+    async def _known_tool(self, tool: str) -> ToolSpec | None:
+        if self._catalog is None:
+            tools = [t for t in await self._list() if self.config.tools.allows(t.name)]
+            self._catalog = {t.name: self._spec(self.server_name, t, with_handler=False) for t in tools}
+        return self._catalog.get(tool)
+
+    async def _invoke(
+        self, tool: str, arguments: dict[str, Any], timeout: float, validated: bool = False
+    ) -> ToolResult:
+        start = time.monotonic()
+
+        def elapsed() -> float:
+            return (time.monotonic() - start) * 1000.0
+
+        try:
+            transport = self._require_transport()
+            if not validated:
+                spec = await self._known_tool(tool)
+                if spec is None:
+                    return ToolResult.fail(
+                        ErrorType.NOT_FOUND,
+                        f"not found: tool {tool!r} is not offered by server {self.server_name!r}",
+                        duration_ms=elapsed(),
+                    )
+                if (problem := validate_inputs(spec, arguments)) is not None:
+                    return ToolResult.fail(ErrorType.VALIDATION, problem, duration_ms=elapsed())
+            with anyio.fail_after(timeout + _GUARD_SLACK):
+                outcome = await transport.call_tool(tool, arguments, timeout)
+        except Exception as exc:
+            kind, message = classify(exc)
+            if kind == ErrorType.TIMEOUT:
+                message = f"timeout: {tool} took longer than {timeout}s (cancelled)"
+            return ToolResult.fail(kind, message, duration_ms=elapsed(), server=self.server_name)
+        if outcome.is_error:
+            return ToolResult.fail(
+                ErrorType.SERVER_ERROR,
+                f"server error: {_outcome_error_text(outcome)}",
+                duration_ms=elapsed(),
+                server=self.server_name,
+                content=outcome.content,
+            )
+        return ToolResult.ok(_outcome_output(outcome), duration_ms=elapsed(), server=self.server_name)
+
+    async def _probe(self, timeout: float) -> None:
+        transport = self._require_transport()
+        try:
+            with anyio.fail_after(timeout):
+                await transport.probe()
+        except Exception as exc:
+            kind, message = classify(exc)
+            raise ToolError(self.server_name, kind, f"health probe failed: {message}") from exc
+
+    # ---- helpers ------------------------------------------------------------------------
+
+    def _spec(self, namespace: str, remote: RemoteTool, *, with_handler: bool) -> ToolSpec:
+        def handler(inputs: dict[str, Any]) -> ToolResult:
+            return self.invoke(remote.name, inputs)
+
+        return ToolSpec(
+            name=f"{namespace}/{remote.name}",
+            description=remote.description,
+            input_schema=remote.input_schema,
+            output_schema=remote.output_schema,
+            capabilities=infer_capabilities(
+                remote.name, remote.annotations, trusted=self.config.trust_annotations
+            ),
+            source="mcp",
+            resource_slots=tuple(infer_resource_slots(remote.input_schema)),
+            handler=handler if with_handler else None,
+            metadata={"server": self.server_name, "annotations": remote.annotations or {}},
+        )
+
+    def _sdk_factory(self) -> Callable[[], Transport]:
+        from actors.mcp.sdk_transport import SDKTransport
+
+        config = self.config
+
+        def make() -> Transport:
+            return SDKTransport(
+                config.transport,
+                command=config.command,
+                args=config.args,
+                env=config.env,
+                cwd=config.cwd,
+                url=config.url,
+                headers=config.headers,
+                protocol=config.protocol,
+                server_name=config.name,
+                connect_timeout=config.connect_timeout,
+            )
+
+        return make
+
+    def _ensure_loop(self) -> EventLoop:
+        if self._loop is None:
+            self._loop = EventLoop.acquire_shared()
+        return self._loop
+
+    def _release_loop(self) -> None:
+        if self._own_loop and self._loop is not None:
+            self._loop = None
+            EventLoop.release_shared()
+
+    def _wait(self, future: concurrent.futures.Future[Any], timeout: float) -> Any:
+        try:
+            return future.result(timeout=timeout + 2 * _GUARD_SLACK)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise ToolError(self.server_name, ErrorType.TIMEOUT, f"no answer within {timeout}s") from None
+
+    def __repr__(self) -> str:
+        state = "connected" if self.connected else "disconnected"
+        return f"<MCPToolAdapter {self.server_name} {self.transport_name} {state}>"
+
+
+def remote_tools_from(specs: Sequence[ToolSpec]) -> list[RemoteTool]:
+    """The `RemoteTool` view of specs (for re-registration from cached lists)."""
+    return [
+        RemoteTool(
+            name=s.tool_name,
+            description=s.description,
+            input_schema=s.input_schema,
+            output_schema=s.output_schema,
+            annotations=s.metadata.get("annotations") or None,
+        )
+        for s in specs
+    ]

@@ -1,0 +1,400 @@
+"""Server configuration: the ``mcpServers`` JSON of Claude Desktop, Cursor and VS Code, plus
+the lifecycle keys of this runtime.
+
+camelCase in files, snake_case in Python. Every bad value is rejected at load time with a
+message that names the server and the key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "LIFECYCLE_KEYS",
+    "BuiltinConfig",
+    "ConfigError",
+    "ConfigProblem",
+    "RuntimeConfig",
+    "ServerConfig",
+    "ToolFilter",
+    "load_config",
+]
+
+TransportKind = Literal["stdio", "streamable-http", "sse"]
+ProtocolMode = Literal["legacy", "auto", "2026-07-28"]
+RestartPolicy = Literal["permanent", "transient", "temporary"]
+
+_TRANSPORT_ALIASES: dict[str, TransportKind] = {
+    "stdio": "stdio",
+    "streamable-http": "streamable-http",
+    "streamable_http": "streamable-http",
+    "streamableHttp": "streamable-http",
+    "http": "streamable-http",
+    "sse": "sse",
+}
+
+# Keys other hosts put in mcpServers entries: accepted and ignored, so their files load unchanged.
+_FOREIGN_KEYS = frozenset(
+    {"autoApprove", "alwaysAllow", "description", "envFile", "timeout", "transportType", "oauth", "note"}
+)
+
+_NAMESPACE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+class ToolFilter(BaseModel):
+    """Which of a server's tools the runtime exposes: glob patterns on the tool name."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    include: tuple[str, ...] = ()
+    """Only these (all when empty)."""
+    exclude: tuple[str, ...] = ()
+    """Never these; exclude wins over include."""
+
+    def allows(self, name: str) -> bool:
+        if self.include and not any(fnmatch.fnmatchcase(name, p) for p in self.include):
+            return False
+        return not any(fnmatch.fnmatchcase(name, p) for p in self.exclude)
+
+
+class ServerConfig(BaseModel):
+    """One MCP server: how to reach it and how to run it."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        populate_by_name=True,
+        alias_generator=to_camel,
+    )
+
+    name: str
+    """The server's namespace: its tools are ``name/tool``."""
+    transport: TransportKind = Field(
+        default="stdio", validation_alias=AliasChoices("type", "transport"), serialization_alias="type"
+    )
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    lazy_start: StrictBool = True
+    """Start on the first tool call; false means the server must be started explicitly."""
+    idle_timeout: float = Field(default=300.0, ge=0)
+    """Seconds without a call before the server is stopped; 0 never stops it."""
+    health_check_interval: float = Field(default=30.0, ge=0)
+    """Seconds between liveness probes of a running server; 0 disables them."""
+    connect_timeout: float = Field(default=30.0, gt=0)
+    call_timeout: float = Field(default=60.0, gt=0)
+    """The default timeout of a tool call, when the caller gives none."""
+    restart: RestartPolicy = "transient"
+    """permanent: restart whenever it ends unasked; transient: only after a crash; temporary: never."""
+    max_restarts: int = Field(default=5, ge=0)
+    restart_window: float = Field(default=60.0, gt=0)
+    """At most ``max_restarts`` restarts within this many seconds, then the server is ``failed``."""
+    restart_backoff: float = Field(default=0.2, ge=0)
+    """The first restart delay; it doubles (with jitter) up to ``restart_backoff_max``."""
+    restart_backoff_max: float = Field(default=10.0, ge=0)
+    tools: ToolFilter = Field(default_factory=ToolFilter)
+    protocol: ProtocolMode = "auto"
+    """MCP protocol era: ``legacy`` (initialize handshake), ``2026-07-28``, or ``auto`` (discover)."""
+    trust_annotations: StrictBool = False
+    """Let the server's tool annotations (readOnlyHint, destructiveHint) refine capabilities."""
+    disabled: StrictBool = False
+
+    @field_validator("transport", mode="before")
+    @classmethod
+    def _known_transport(cls, value: Any) -> Any:
+        if isinstance(value, str) and value in _TRANSPORT_ALIASES:
+            return _TRANSPORT_ALIASES[value]
+        if isinstance(value, str):
+            raise ValueError(f"must be one of stdio, streamable-http (or http), sse; got {value!r}")
+        return value
+
+    @field_validator(
+        "idle_timeout",
+        "health_check_interval",
+        "connect_timeout",
+        "call_timeout",
+        "max_restarts",
+        "restart_window",
+        "restart_backoff",
+        "restart_backoff_max",
+        mode="before",
+    )
+    @classmethod
+    def _number_not_bool(cls, value: Any) -> Any:
+        # JSON true is not 1 second: a bool here is a mistake, not a number.
+        if isinstance(value, bool):
+            raise ValueError(f"must be a number, not {str(value).lower()}")
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _legal_namespace(cls, value: str) -> str:
+        if not _NAMESPACE.match(value):
+            raise ValueError(
+                f"server name {value!r} must be 1-64 letters, digits, '_', '-' or '.' (it is the namespace)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _transport_has_its_keys(self) -> ServerConfig:
+        if self.transport == "stdio" and not self.command:
+            raise ValueError("the stdio transport needs a 'command'")
+        if self.transport in ("streamable-http", "sse"):
+            if not self.url:
+                raise ValueError(f"the {self.transport} transport needs a 'url'")
+            if not re.match(r"^https?://", self.url):
+                raise ValueError(f"'url' must start with http:// or https://, got {self.url!r}")
+        if self.restart_backoff_max < self.restart_backoff:
+            raise ValueError("'restartBackoffMax' must be >= 'restartBackoff'")
+        return self
+
+
+class BuiltinConfig(BaseModel):
+    """The built-in tools: their namespace is ``builtin``, confined to ``workspace``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: StrictBool = True
+    workspace: str = "."
+
+
+class RuntimeConfig(BaseModel):
+    """Everything `Runtime.start` needs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    servers: dict[str, ServerConfig] = Field(default_factory=dict)
+    builtin: BuiltinConfig = Field(default_factory=BuiltinConfig)
+    source: str | None = None
+    """Where the configuration came from, for messages."""
+    warnings: tuple[str, ...] = ()
+    """Keys that were ignored (other hosts' keys), for ``mcp-actors check``."""
+
+
+class ConfigProblem(BaseModel):
+    """One thing wrong with a configuration."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server: str | None
+    key: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = []
+        if self.server is not None:
+            where.append(f"server {self.server!r}")
+        if self.key:
+            where.append(f"key {self.key!r}")
+        return (": ".join(where) + ": " if where else "") + self.message
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; ``problems`` says every reason."""
+
+    def __init__(self, problems: list[ConfigProblem], source: str | None = None) -> None:
+        self.problems = problems
+        self.source = source
+        head = f"invalid configuration{f' in {source}' if source else ''}"
+        super().__init__(head + ":\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+LIFECYCLE_KEYS = frozenset(
+    to_camel(name)
+    for name in ServerConfig.model_fields
+    if name not in {"name", "transport", "command", "args", "env", "cwd", "url", "headers"}
+)
+_KNOWN_KEYS = frozenset(
+    {"type", "transport", "command", "args", "env", "cwd", "url", "headers"} | LIFECYCLE_KEYS
+)
+
+_VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def _expand(value: Any, environ: Mapping[str, str], missing: list[str]) -> Any:
+    """Expand ``${VAR}``, ``${VAR:-default}`` and VS Code's ``${env:VAR}`` in strings."""
+    if isinstance(value, str):
+
+        def replace(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            if name in environ and (environ[name] or default is None):
+                return environ[name]
+            if default is not None:
+                return default
+            missing.append(name)
+            return ""
+
+        return _VARIABLE.sub(replace, value)
+    if isinstance(value, list):
+        return [_expand(v, environ, missing) for v in value]
+    if isinstance(value, dict):
+        return {k: _expand(v, environ, missing) for k, v in value.items()}
+    return value
+
+
+def _infer_transport(entry: Mapping[str, Any]) -> Any:
+    if "type" in entry or "transport" in entry:
+        return entry.get("type", entry.get("transport"))
+    if "url" in entry and "command" not in entry:
+        return "streamable-http"
+    return "stdio"
+
+
+def _pydantic_problems(server: str | None, error: ValidationError) -> list[ConfigProblem]:
+    problems = []
+    for item in error.errors():
+        loc = [str(p) for p in item["loc"]]
+        key = ".".join(loc) or None
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            message = "unknown key"
+        elif "input" in item and item["type"] not in ("missing",) and not isinstance(item["input"], dict):
+            message += f" (got {item['input']!r})"
+        if key is None:
+            # Model-level rules name their key in the message: lift it out.
+            quoted = re.search(r"'([A-Za-z]+)'", message)
+            key = quoted.group(1) if quoted else None
+        problems.append(ConfigProblem(server=server, key=key, message=message))
+    return problems
+
+
+def _server_entry(
+    name: str,
+    entry: Any,
+    defaults: Mapping[str, Any],
+    environ: Mapping[str, str],
+    problems: list[ConfigProblem],
+    warnings: list[str],
+) -> ServerConfig | None:
+    if not isinstance(entry, Mapping):
+        problems.append(ConfigProblem(server=name, key=None, message="must be an object"))
+        return None
+    fields: dict[str, Any] = dict(defaults)
+    for key, value in entry.items():
+        if key in _KNOWN_KEYS:
+            fields[key] = value
+        elif key in _FOREIGN_KEYS:
+            warnings.append(f"server {name!r}: key {key!r} is not used by mcp-actors and was ignored")
+        else:
+            near = difflib.get_close_matches(key, sorted(_KNOWN_KEYS), n=1, cutoff=0.75)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            problems.append(ConfigProblem(server=name, key=key, message=f"unknown key{hint}"))
+    if any(p.server == name for p in problems):
+        return None
+    fields.pop("transport", None)
+    fields["type"] = _infer_transport(entry)
+    missing: list[str] = []
+    fields = _expand(fields, environ, missing)
+    for variable in dict.fromkeys(missing):
+        problems.append(
+            ConfigProblem(
+                server=name,
+                key=None,
+                message=f"environment variable ${{{variable}}} is not set and has no default",
+            )
+        )
+    if missing:
+        return None
+    try:
+        return ServerConfig.model_validate({"name": name, **fields})
+    except ValidationError as exc:
+        problems.extend(_pydantic_problems(name, exc))
+        return None
+
+
+def load_config(
+    source: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig,
+    environ: Mapping[str, str] | None = None,
+) -> RuntimeConfig:
+    """Read a configuration from a JSON file path or a dict in ``mcpServers`` form.
+
+    VS Code's ``servers`` key is read too. Raises `ConfigError` naming every bad server and key.
+    """
+    if isinstance(source, RuntimeConfig):
+        return source
+    environ = os.environ if environ is None else environ
+    origin: str | None = None
+    if isinstance(source, Mapping):
+        data: Any = source
+    else:
+        origin = str(source)
+        path = Path(source)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                [ConfigProblem(server=None, key=None, message=f"cannot read: {exc.strerror or exc}")], origin
+            ) from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                [ConfigProblem(server=None, key=None, message=f"not JSON: {exc.msg} at line {exc.lineno}")],
+                origin,
+            ) from None
+    if not isinstance(data, Mapping):
+        raise ConfigError([ConfigProblem(server=None, key=None, message="must be a JSON object")], origin)
+
+    problems: list[ConfigProblem] = []
+    warnings: list[str] = []
+    for key in data:
+        if key not in {"mcpServers", "servers", "defaults", "builtin", "inputs", "$schema"}:
+            problems.append(ConfigProblem(server=None, key=key, message="unknown top-level key"))
+    entries = data.get("mcpServers", data.get("servers", {}))
+    defaults = data.get("defaults", {})
+    if not isinstance(entries, Mapping):
+        problems.append(ConfigProblem(server=None, key="mcpServers", message="must be an object"))
+        entries = {}
+    if not isinstance(defaults, Mapping):
+        problems.append(ConfigProblem(server=None, key="defaults", message="must be an object"))
+        defaults = {}
+    for key in defaults:
+        if key not in LIFECYCLE_KEYS:
+            problems.append(ConfigProblem(server=None, key=f"defaults.{key}", message="not a lifecycle key"))
+
+    builtin = BuiltinConfig()
+    try:
+        builtin = BuiltinConfig.model_validate(data.get("builtin", {}))
+    except ValidationError as exc:
+        problems.extend(
+            ConfigProblem(server=None, key=f"builtin.{p.key}", message=p.message)
+            for p in _pydantic_problems(None, exc)
+        )
+
+    servers: dict[str, ServerConfig] = {}
+    for name, entry in entries.items():
+        server = _server_entry(str(name), entry, defaults, environ, problems, warnings)
+        if server is not None and not server.disabled:
+            servers[server.name] = server
+    if builtin.enabled and "builtin" in servers:
+        problems.append(
+            ConfigProblem(
+                server="builtin", key=None, message="the namespace 'builtin' is taken by the built-in tools"
+            )
+        )
+    if problems:
+        raise ConfigError(problems, origin)
+    return RuntimeConfig(servers=servers, builtin=builtin, source=origin, warnings=tuple(warnings))

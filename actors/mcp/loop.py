@@ -1,0 +1,272 @@
+"""The one event-loop thread that every transport of a runtime shares.
+
+`EventLoop` runs an anyio `BlockingPortal` (asyncio backend) on a thread named
+``mcp-actors-loop``. Sync callers (actors) hand it coroutines with `submit` and get
+`concurrent.futures.Future`s back; `run` is the blocking helper with a timeout. Long-lived
+tasks that must outlive the coroutine that started them (a session's owner task) are started
+on the loop with `spawn`; `stop` cancels them first, so what they own is released (their
+shielded cleanup still runs) before the loop ends.
+
+The loop boundary is guarded: no ``BaseException`` (``CancelledError``, an exception group
+holding one) ever reaches a caller's thread. A coroutine cancelled by the loop stopping fails
+its future with ``ConnectionError``; any other ``BaseException`` becomes ``RuntimeError``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar, TypeVar
+
+import anyio
+import anyio.abc
+from anyio.from_thread import BlockingPortal
+
+__all__ = ["THREAD_NAME", "EventLoop"]
+
+logger = logging.getLogger(__name__)
+
+THREAD_NAME = "mcp-actors-loop"
+
+_T = TypeVar("_T")
+
+_START_TIMEOUT = 10.0
+_DEFAULT_STOP_TIMEOUT = 10.0
+
+
+class EventLoop:
+    """One thread running an asyncio event loop behind an anyio `BlockingPortal`."""
+
+    _shared: ClassVar[EventLoop | None] = None
+    _shared_count: ClassVar[int] = 0
+    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
+    _by_thread: ClassVar[dict[int, EventLoop]] = {}
+
+    def __init__(self, name: str = THREAD_NAME) -> None:
+        """Create a stopped loop; `start` (or the ``EventLoop.start()`` classmethod) runs it."""
+        self._name = name
+        self._lock = threading.Lock()
+        self._started = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._portal: BlockingPortal | None = None
+        self._services: anyio.abc.TaskGroup | None = None
+        self._stop_requested: anyio.Event | None = None
+        self._error: BaseException | None = None
+        self._stopping = False
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    @classmethod
+    def start(cls, name: str = THREAD_NAME) -> EventLoop:
+        """Create a loop and run it on its own thread; return once it accepts work."""
+        loop = cls(name)
+        loop._launch()
+        return loop
+
+    def _launch(self) -> None:
+        with self._lock:
+            if self._thread is not None:
+                raise RuntimeError("this EventLoop was already started")
+            self._thread = threading.Thread(target=self._thread_main, name=self._name, daemon=True)
+            self._thread.start()
+        if not self._started.wait(_START_TIMEOUT):
+            raise RuntimeError(f"the event loop thread did not start within {_START_TIMEOUT}s")
+        if self._error is not None:
+            raise RuntimeError("the event loop thread failed to start") from self._error
+
+    def _thread_main(self) -> None:
+        try:
+            anyio.run(self._main, backend="asyncio")
+        except BaseException as exc:  # the thread must end quietly; the error is logged
+            self._error = exc
+            logger.exception("the event loop thread ended with an error")
+        finally:
+            EventLoop._by_thread.pop(threading.get_ident(), None)
+            self._portal = None
+            self._started.set()
+
+    async def _main(self) -> None:
+        EventLoop._by_thread[threading.get_ident()] = self
+        self._stop_requested = anyio.Event()
+        async with BlockingPortal() as portal, anyio.create_task_group() as services:
+            self._services = services
+            self._portal = portal
+            self._started.set()
+            await self._stop_requested.wait()
+            # Owners first: their shielded cleanup (closing sessions, reaping children) runs
+            # while the loop still works; then whatever callers still wait on is cancelled.
+            services.cancel_scope.cancel("the event loop is stopping")
+            await portal.stop(cancel_remaining=True)
+
+    def stop(self, timeout: float = _DEFAULT_STOP_TIMEOUT) -> None:
+        """Cancel everything on the loop, end it and join its thread. Idempotent."""
+        with self._lock:
+            thread, portal, stop_requested = self._thread, self._portal, self._stop_requested
+            first = not self._stopping
+            self._stopping = True
+        if thread is None:
+            return
+        if threading.current_thread() is thread:
+            raise RuntimeError("EventLoop.stop() cannot be called from the loop thread")
+        if first and portal is not None and stop_requested is not None:
+            # RuntimeError and the rest: already stopping, or stopped on its own.
+            with contextlib.suppress(RuntimeError, concurrent.futures.CancelledError, TimeoutError):
+                portal.start_task_soon(stop_requested.set).result(timeout)
+        thread.join(timeout)
+        if thread.is_alive():
+            logger.warning("the event loop thread did not end within %ss", timeout)
+
+    @property
+    def running(self) -> bool:
+        """True while the loop accepts work."""
+        thread = self._thread
+        return thread is not None and thread.is_alive() and self._portal is not None and not self._stopping
+
+    @property
+    def portal(self) -> BlockingPortal:
+        """The running portal; raise ``RuntimeError`` when the loop is not running."""
+        portal = self._portal
+        if portal is None or not self.running:
+            raise RuntimeError("the event loop is not running")
+        return portal
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        """The loop's thread (None before `start`)."""
+        return self._thread
+
+    # -- the shared instance -------------------------------------------------------------
+
+    @classmethod
+    def acquire_shared(cls) -> EventLoop:
+        """Take a reference to the process-wide loop, starting it if needed."""
+        with cls._shared_lock:
+            if cls._shared is None or not cls._shared.running:
+                cls._shared = cls.start()
+                cls._shared_count = 0
+            cls._shared_count += 1
+            return cls._shared
+
+    @classmethod
+    def release_shared(cls, timeout: float = _DEFAULT_STOP_TIMEOUT) -> None:
+        """Drop a reference taken with `acquire_shared`; the last one stops the loop."""
+        with cls._shared_lock:
+            if cls._shared is None or cls._shared_count <= 0:
+                return
+            cls._shared_count -= 1
+            if cls._shared_count > 0:
+                return
+            loop, cls._shared = cls._shared, None
+        loop.stop(timeout)
+
+    # -- running work ----------------------------------------------------------------------
+
+    @classmethod
+    def current(cls) -> EventLoop | None:
+        """The `EventLoop` whose thread is calling, or None."""
+        return cls._by_thread.get(threading.get_ident())
+
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any, name: str | None = None) -> None:
+        """Start a long-lived task; call from the loop thread only. `stop` cancels it."""
+        services = self._services
+        if services is None or self._stopping:
+            raise RuntimeError("the event loop is not running")
+        if threading.current_thread() is not self._thread:
+            raise RuntimeError("EventLoop.spawn() must be called from the loop thread")
+        services.start_soon(_contained, fn, args, name=name)
+
+    def submit(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> concurrent.futures.Future[_T]:
+        """Run ``fn(*args)`` on the loop; cancelling the returned future cancels the task.
+
+        The future only ever fails with an ``Exception``: a task cancelled by the loop
+        stopping fails with ``ConnectionError``, another ``BaseException`` with ``RuntimeError``.
+        Call it from any thread but the loop's.
+        """
+        outer: concurrent.futures.Future[_T] = concurrent.futures.Future()
+        inner = self.portal.start_task_soon(_guarded, fn, args)
+
+        def relay(done: concurrent.futures.Future[_T]) -> None:
+            if outer.done():
+                return
+            try:
+                if done.cancelled():
+                    stopped = ConnectionError(f"{_describe(fn)} was cancelled: the event loop stopped")
+                    _settle(outer, exception=stopped)
+                elif (exc := done.exception()) is not None:
+                    _settle(outer, exception=exc)
+                else:
+                    _settle(outer, result=done.result())
+            except concurrent.futures.InvalidStateError:
+                pass  # the caller cancelled it meanwhile
+
+        def forward_cancel(done: concurrent.futures.Future[_T]) -> None:
+            if done.cancelled():
+                inner.cancel()
+
+        outer.add_done_callback(forward_cancel)
+        inner.add_done_callback(relay)
+        return outer
+
+    def run(self, fn: Callable[..., Awaitable[_T]], *args: Any, timeout: float | None) -> _T:
+        """Run ``fn(*args)`` on the loop and wait; on timeout cancel it and raise ``TimeoutError``."""
+        future = self.submit(fn, *args)
+        concurrent.futures.wait([future], timeout)
+        if not future.done():
+            future.cancel()
+            raise TimeoutError(f"{_describe(fn)} did not finish within {timeout}s")
+        try:
+            # A TimeoutError raised here is the coroutine's own (they are one class since 3.11).
+            return future.result()
+        except concurrent.futures.CancelledError:
+            raise ConnectionError(f"{_describe(fn)} was cancelled") from None
+
+    def __enter__(self) -> EventLoop:
+        if self._thread is None:
+            self._launch()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<EventLoop {self._name} running={self.running}>"
+
+
+def _describe(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def _settle(
+    future: concurrent.futures.Future[_T], *, result: Any = None, exception: BaseException | None = None
+) -> None:
+    if not future.set_running_or_notify_cancel():
+        return
+    if exception is not None:
+        future.set_exception(exception)
+    else:
+        future.set_result(result)
+
+
+async def _guarded(fn: Callable[..., Awaitable[_T]], args: tuple[Any, ...]) -> _T:
+    """Run ``fn``; turn any ``BaseException`` but this task's own cancellation into ``RuntimeError``."""
+    try:
+        return await fn(*args)
+    except Exception:
+        raise
+    except anyio.get_cancelled_exc_class():
+        raise  # the portal marks the future cancelled; `submit` relays a ConnectionError
+    except BaseException as exc:
+        raise RuntimeError(f"{_describe(fn)} raised {exc!r} on the event loop") from exc
+
+
+async def _contained(fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]) -> None:
+    """Run a spawned task so its failure is logged and never ends the loop."""
+    try:
+        await fn(*args)
+    except anyio.get_cancelled_exc_class():
+        raise
+    except BaseException:
+        logger.exception("a task on the event loop failed: %s", _describe(fn))

@@ -1,0 +1,61 @@
+"""Launch a command that dies with the thread that started it (Linux ``PR_SET_PDEATHSIG``).
+
+Usage: ``python pdeathsig.py [--ppid=N] <command> [args...]`` (or ``python -m actors.mcp.pdeathsig``).
+
+It asks the kernel to send SIGKILL to this process when its parent *thread* exits (so a host
+that is SIGKILLed takes its stdio servers with it), then ``execvp``s the command: the server
+keeps this process's pid and the death signal.
+If the parent is already gone (``--ppid`` no longer matches), it exits before the exec.
+
+The script uses only the standard library so it can run under ``python -I -S`` (fast start).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+
+__all__ = ["main", "set_parent_death_signal"]
+
+_PR_SET_PDEATHSIG = 1
+_EXIT_NOT_FOUND = 127
+_EXIT_CANNOT_RUN = 126
+
+
+def set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:
+    """Ask for ``sig`` when the parent thread exits; False where the platform cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    return bool(libc.prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0) == 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Set the death signal and exec the command; return only on failure."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    expected_parent: int | None = None
+    if args and args[0].startswith("--ppid="):
+        expected_parent = int(args.pop(0).split("=", 1)[1])
+    if not args:
+        sys.stderr.write("usage: pdeathsig.py [--ppid=N] <command> [args...]\n")
+        return 2
+    set_parent_death_signal()
+    # The parent may have died between fork and prctl: then nobody would ever kill us.
+    if expected_parent is not None and os.getppid() != expected_parent:
+        return 1
+    try:
+        os.execvp(args[0], args)
+    except FileNotFoundError:
+        sys.stderr.write(f"command not found: {args[0]}\n")
+        return _EXIT_NOT_FOUND
+    except OSError as exc:
+        sys.stderr.write(f"cannot run {args[0]}: {exc.strerror or exc}\n")
+        return _EXIT_CANNOT_RUN
+    return _EXIT_CANNOT_RUN  # pragma: no cover - execvp does not return
+
+
+if __name__ == "__main__":
+    sys.exit(main())

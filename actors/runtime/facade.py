@@ -1,0 +1,300 @@
+"""`Runtime`: the facade an agent host holds: start, call, list, status, shut down."""
+
+from __future__ import annotations
+
+import atexit
+import concurrent.futures
+import contextlib
+import logging
+import signal
+import threading
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+import pykka
+
+from actors.mcp.adapter import TransportSource
+from actors.mcp.config import RuntimeConfig, ServerConfig, load_config
+from actors.mcp.loop import EventLoop
+from actors.runtime.builtin_actor import BuiltinActor
+from actors.runtime.messages import (
+    CallTool,
+    GetStatus,
+    ListTools,
+    RegisterServer,
+    ServerStatus,
+    ShutdownAll,
+    StartServer,
+    StopServer,
+    UnregisterServer,
+)
+from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, ServerRefs
+from actors.runtime.supervisor import SupervisorActor
+from actors.runtime.timers import TimerService
+from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec
+
+__all__ = ["Runtime"]
+
+logger = logging.getLogger(__name__)
+
+# Beyond a call's own timeout, how long the facade waits before it stops waiting itself.
+_CALL_SLACK = 5.0
+_REQUEST_TIMEOUT = 30.0
+
+_live: weakref.WeakSet[Runtime] = weakref.WeakSet()
+_live_lock = threading.Lock()
+_previous_sigterm: Any = None
+
+
+def _shutdown_live() -> None:
+    for runtime in list(_live):
+        runtime.shutdown()
+
+
+atexit.register(_shutdown_live)
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    # Unwind like Ctrl-C does, so `with Runtime.start(...)` blocks and atexit shut servers down.
+    raise SystemExit(128 + signum)
+
+
+def _install_sigterm() -> None:
+    global _previous_sigterm
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        _previous_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _restore_sigterm() -> None:
+    global _previous_sigterm
+    if _previous_sigterm is None or threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+        signal.signal(signal.SIGTERM, _previous_sigterm)
+    _previous_sigterm = None
+
+
+class Runtime:
+    """A running actor system: a registry actor, a supervisor actor, a server actor per
+    configured MCP server (spawned on first use), the built-in tools, and one event loop.
+
+    Leaving a ``with`` block, `shutdown`, interpreter exit and SIGTERM all shut every server
+    down. Stdio servers also die if the host is killed outright (parent-death signal).
+    """
+
+    def __init__(
+        self,
+        config: RuntimeConfig,
+        *,
+        loop: EventLoop,
+        timers: TimerService,
+        supervisor: pykka.ActorRef[Any],
+        registry: pykka.ActorRef[Any],
+        builtin: pykka.ActorRef[Any] | None,
+        tools: ToolRegistry,
+    ) -> None:
+        self.config = config
+        self._loop = loop
+        self._timers = timers
+        self._supervisor = supervisor
+        self._registry = registry
+        self._builtin = builtin
+        self.tools = tools
+        """Every known tool (built-in and MCP), each with a handler that routes through the registry actor."""
+        self._configs: dict[str, ServerConfig] = dict(config.servers)
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @classmethod
+    def start(
+        cls,
+        config: RuntimeConfig | Mapping[str, Any] | str | Path | None = None,
+        *,
+        transports: Mapping[str, TransportSource] | None = None,
+    ) -> Runtime:
+        """Start the actors for ``config`` (a `RuntimeConfig`, a dict in ``mcpServers`` form,
+        or a JSON file path). No server process starts until its first call.
+
+        ``transports`` replaces the transport of named servers (for test doubles).
+        """
+        resolved = RuntimeConfig() if config is None else load_config(config)
+        loop = EventLoop.start()
+        timers = TimerService()
+        tools = ToolRegistry()
+        builtin_ref = None
+        try:
+            if resolved.builtin.enabled:
+                from actors.builtin import BuiltinAdapter
+
+                BuiltinAdapter(resolved.builtin.workspace).register(tools)
+                builtin_ref = BuiltinActor.start(tools, BUILTIN_NAMESPACE)
+            supervisor = SupervisorActor.start(timers)
+            registry = RegistryActor.start(
+                loop=loop, timers=timers, supervisor=supervisor, tools=tools, builtin=builtin_ref
+            )
+        except BaseException:
+            timers.stop()
+            loop.stop()
+            raise
+        runtime = cls(
+            resolved,
+            loop=loop,
+            timers=timers,
+            supervisor=supervisor,
+            registry=registry,
+            builtin=builtin_ref,
+            tools=tools,
+        )
+        for server in resolved.servers.values():
+            transport = (transports or {}).get(server.name)
+            registry.tell(RegisterServer(server, transport))
+        with _live_lock:
+            _live.add(runtime)
+            _install_sigterm()
+        return runtime
+
+    # ---- the actor system ---------------------------------------------------------------
+
+    @property
+    def registry(self) -> pykka.ActorRef[Any]:
+        """The registry actor: ``tell`` it messages from `actors.runtime.messages`."""
+        return self._registry
+
+    @property
+    def loop(self) -> EventLoop:
+        return self._loop
+
+    # ---- calls --------------------------------------------------------------------------
+
+    def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, timeout: float | None = None
+    ) -> ToolResult:
+        """Call ``namespace/tool``. Always a `ToolResult`: failures are classified, never raised."""
+        if self._closed:
+            return ToolResult.fail(ErrorType.CANCELLED, "cancelled: the runtime is shut down")
+        namespace, sep, tool = name.partition("/")
+        if not sep or not namespace or not tool:
+            return ToolResult.fail(ErrorType.NOT_FOUND, f"not found: {name!r} is not 'namespace/tool'")
+        message = CallTool(namespace=namespace, tool=tool, arguments=dict(arguments or {}), timeout=timeout)
+        self._registry.tell(message)
+        config = self._configs.get(namespace)
+        limit = timeout if timeout is not None else (config.call_timeout if config else _REQUEST_TIMEOUT)
+        if config is not None:
+            limit += config.connect_timeout
+        try:
+            result: ToolResult = message.reply.result(timeout=limit + _CALL_SLACK)
+        except concurrent.futures.TimeoutError:
+            message.reply.cancel()
+            return ToolResult.fail(ErrorType.TIMEOUT, f"timeout: {name} gave no answer within {limit}s")
+        return result
+
+    def list_tools(self, namespace: str | None = None, timeout: float = 60.0) -> list[ToolSpec]:
+        """The tools of every namespace (or one), sorted; starts only servers never seen before."""
+        tools: list[ToolSpec] = self._ask(ListTools(namespace), timeout)
+        if namespace in (None, BUILTIN_NAMESPACE) and self._builtin is not None:
+            tools = sorted(tools + self.tools.list(namespace=BUILTIN_NAMESPACE), key=lambda t: t.name)
+            if namespace is None:
+                tools = sorted({t.name: t for t in tools}.values(), key=lambda t: t.name)
+        return tools
+
+    def status(self, namespace: str | None = None, timeout: float = _REQUEST_TIMEOUT) -> list[ServerStatus]:
+        """A `ServerStatus` per server (or for one), sorted by namespace."""
+        statuses: list[ServerStatus] = self._ask(GetStatus(namespace), timeout)
+        return statuses
+
+    def start_server(self, namespace: str, timeout: float | None = None) -> ServerStatus:
+        """Start a server now and wait until it runs. Raises `ToolError` if it cannot start."""
+        config = self._configs.get(namespace)
+        limit = timeout or (config.connect_timeout + _CALL_SLACK if config else _REQUEST_TIMEOUT)
+        status: ServerStatus = self._ask(StartServer(namespace), limit)
+        return status
+
+    def stop_server(self, namespace: str, timeout: float = _REQUEST_TIMEOUT) -> ServerStatus:
+        """Stop a server and wait until it has stopped."""
+        status: ServerStatus = self._ask(StopServer(namespace), timeout)
+        return status
+
+    def register_server(
+        self,
+        config: ServerConfig | Mapping[str, Any],
+        transport: TransportSource | None = None,
+        *,
+        name: str | None = None,
+    ) -> ServerConfig:
+        """Add a server (a `ServerConfig`, or one ``mcpServers`` entry with ``name``)."""
+        if not isinstance(config, ServerConfig):
+            if name is None:
+                raise ValueError("name= is required with a config entry")
+            config = load_config({"mcpServers": {name: dict(config)}, "builtin": {"enabled": False}}).servers[
+                name
+            ]
+        self._ask(RegisterServer(config, transport), _REQUEST_TIMEOUT)
+        self._configs[config.name] = config
+        return config
+
+    def unregister_server(self, namespace: str, timeout: float = _REQUEST_TIMEOUT) -> bool:
+        """Stop a server and forget it and its tools."""
+        removed: bool = self._ask(UnregisterServer(namespace), timeout)
+        self._configs.pop(namespace, None)
+        return removed
+
+    def _ask(self, message: Any, timeout: float) -> Any:
+        if self._closed:
+            raise ToolError("runtime", ErrorType.CANCELLED, "the runtime is shut down")
+        self._registry.tell(message)
+        try:
+            return message.reply.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            raise ToolError(
+                "runtime", ErrorType.TIMEOUT, f"{type(message).__name__} got no answer within {timeout}s"
+            ) from None
+
+    # ---- the end ------------------------------------------------------------------------
+
+    def shutdown(self, timeout: float = 15.0) -> None:
+        """Stop every server (in parallel) and every actor and thread. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        servers: list[pykka.ActorRef[Any]] = []
+        try:
+            everything = ShutdownAll()
+            self._registry.tell(everything)
+            everything.reply.result(timeout=timeout)
+        except (concurrent.futures.TimeoutError, pykka.ActorDeadError):
+            logger.warning("runtime: servers did not all stop within %.1fs", timeout)
+        try:
+            refs = ServerRefs()
+            self._registry.tell(refs)
+            servers = refs.reply.result(timeout=_REQUEST_TIMEOUT)
+        except (concurrent.futures.TimeoutError, pykka.ActorDeadError):
+            logger.warning("runtime: the registry did not list its servers")
+        for ref in [*servers, self._registry, self._supervisor, *([self._builtin] if self._builtin else [])]:
+            with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
+                ref.stop(block=True, timeout=5.0)
+        self._timers.stop()
+        self._loop.stop()
+        with _live_lock:
+            _live.discard(self)
+            if not _live:
+                _restore_sigterm()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.shutdown()
+
+    def __repr__(self) -> str:
+        return f"<Runtime {len(self._configs)} servers{' (shut down)' if self._closed else ''}>"

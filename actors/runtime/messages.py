@@ -1,0 +1,304 @@
+"""The messages of the actor runtime.
+
+Request messages carry a ``reply`` slot, a `concurrent.futures.Future` that the actor
+handling the request completes (``tell`` the message, then wait on ``msg.reply`` with a
+timeout). ``ask`` of the registry actor returns that same future at once, without waiting for
+a server. Internal messages (ticks and completions) are for the runtime's own actors.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from dataclasses import dataclass, field
+from typing import Any
+
+from actors.mcp.adapter import TransportSource
+from actors.mcp.config import ServerConfig
+from actors.mcp.transport import RemoteTool, ServerInfo
+
+__all__ = [
+    "CallTool",
+    "GetStatus",
+    "ListTools",
+    "RegisterServer",
+    "ServerStatus",
+    "ShutdownAll",
+    "StartServer",
+    "StopServer",
+    "UnregisterServer",
+]
+
+
+def _slot() -> concurrent.futures.Future[Any]:
+    return concurrent.futures.Future()
+
+
+# ---- public requests -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class CallTool:
+    """Call ``namespace/tool``; the reply is a `ToolResult` (failures included)."""
+
+    namespace: str
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    timeout: float | None = None
+    """Seconds; the server's ``callTimeout`` when None."""
+    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+
+    @classmethod
+    def named(
+        cls, name: str, arguments: dict[str, Any] | None = None, timeout: float | None = None
+    ) -> CallTool:
+        """A call of ``"namespace/tool"``."""
+        namespace, _, tool = name.partition("/")
+        return cls(namespace=namespace, tool=tool, arguments=dict(arguments or {}), timeout=timeout)
+
+
+@dataclass(frozen=True, eq=False)
+class ListTools:
+    """The tools of every namespace (or of one); the reply is a list of `ToolSpec`."""
+
+    namespace: str | None = None
+    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class GetStatus:
+    """Status snapshots; the reply is a list of `ServerStatus`, sorted by namespace."""
+
+    namespace: str | None = None
+    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class StartServer:
+    """Start a server now (idempotent; also clears ``failed``); the reply is its `ServerStatus`."""
+
+    namespace: str
+    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class StopServer:
+    """Stop a server (idempotent); the reply is its `ServerStatus` once stopped."""
+
+    namespace: str
+    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class RegisterServer:
+    """Add a server under ``config.name``; the reply is None (or a `ToolError` if the name is taken)."""
+
+    config: ServerConfig
+    transport: TransportSource | None = None
+    """A transport (or factory) to use instead of the one the config describes, e.g. a mock."""
+    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class UnregisterServer:
+    """Stop and remove a server and its tools; the reply is True if it existed."""
+
+    namespace: str
+    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class ShutdownAll:
+    """Stop every server in parallel, keeping their registrations; the reply is None."""
+
+    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+
+
+# ---- status ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """A snapshot of one server."""
+
+    namespace: str
+    state: str
+    transport: str
+    pid: int | None = None
+    connected: bool = False
+    restarts: int = 0
+    health_check_failures: int = 0
+    calls: int = 0
+    errors: int = 0
+    in_flight: int = 0
+    tools: int | None = None
+    """How many tools it offers, once known."""
+    last_error: str | None = None
+    protocol_version: str | None = None
+    capabilities: dict[str, bool] = field(default_factory=dict)
+
+
+# ---- internal: ticks and completions ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IdleCheck:
+    """Timer tick: stop the server if it has been idle for its idle timeout."""
+
+    generation: int = 0
+
+
+@dataclass(frozen=True)
+class HealthCheck:
+    """Timer tick: probe the server."""
+
+    generation: int = 0
+
+
+@dataclass(frozen=True)
+class Restart:
+    """From the supervisor: start again after a crash (the backoff has passed)."""
+
+    attempt: int
+
+
+@dataclass(frozen=True)
+class GiveUp:
+    """From the supervisor: too many restarts; become ``failed``."""
+
+    reason: str
+
+
+@dataclass(frozen=True, eq=False)
+class DescribeTools:
+    """Registry to server: the reply is the server's tool specs, starting it if never seen."""
+
+    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Shutdown:
+    """Registry to server: close the transport; reply when closed."""
+
+    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True)
+class Started:
+    """Completion: the connection ``connection`` is up, its tools listed."""
+
+    connection: int
+    info: ServerInfo
+    tools: tuple[RemoteTool, ...]
+
+
+@dataclass(frozen=True)
+class StartFailed:
+    connection: int
+    error: str
+
+
+@dataclass(frozen=True)
+class Closed:
+    """Completion: the connection ``connection`` was closed on our request."""
+
+    connection: int
+
+
+@dataclass(frozen=True)
+class ConnectionLost:
+    """Pushed by the transport: the peer went away unasked."""
+
+    connection: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class ToolsChanged:
+    """Pushed by the transport: the server's tool list changed."""
+
+    connection: int
+
+
+@dataclass(frozen=True)
+class ToolsRelisted:
+    connection: int
+    tools: tuple[RemoteTool, ...] | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class CallDone:
+    """Completion of one call: bookkeeping only (the caller's reply is already set)."""
+
+    call_id: int
+    success: bool
+    error_type: str | None
+
+
+@dataclass(frozen=True)
+class ProbeDone:
+    connection: int
+    error: str | None
+
+
+@dataclass(frozen=True)
+class CallExpired:
+    """A call queued while the server starts ran out of time."""
+
+    call: CallTool
+
+
+@dataclass(frozen=True)
+class StayDown:
+    """From the supervisor: no restart for this end; become ``stopped``."""
+
+
+@dataclass(frozen=True)
+class ToolsUpdated:
+    """Server to registry: the server's tools (specs without handlers) are now these."""
+
+    namespace: str
+    tools: tuple[Any, ...]
+
+
+# ---- internal: to the supervisor -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Supervise:
+    namespace: str
+    server: Any
+    """The server actor's `pykka.ActorRef`."""
+    config: ServerConfig
+
+
+@dataclass(frozen=True)
+class Unsupervise:
+    namespace: str
+
+
+@dataclass(frozen=True)
+class ServerUp:
+    namespace: str
+
+
+@dataclass(frozen=True)
+class ServerDown:
+    """A server ended: asked to (``crashed`` false), or not (a crash or a failed start)."""
+
+    namespace: str
+    crashed: bool
+    reason: str = ""
+    was_running: bool = False
+    """It had been running (or was being restarted): restart it eagerly."""
+
+
+@dataclass(frozen=True)
+class ArmIdle:
+    namespace: str
+    delay: float
+
+
+@dataclass(frozen=True)
+class ResetRestarts:
+    namespace: str

@@ -1,0 +1,300 @@
+"""`RegistryActor`: routes namespaced calls to server actors and never waits on one."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import pykka
+
+from actors.mcp.adapter import MCPToolAdapter, TransportSource
+from actors.mcp.config import ServerConfig
+from actors.mcp.loop import EventLoop
+from actors.runtime.messages import (
+    CallTool,
+    DescribeTools,
+    GetStatus,
+    ListTools,
+    RegisterServer,
+    ServerStatus,
+    Shutdown,
+    ShutdownAll,
+    StartServer,
+    StopServer,
+    Supervise,
+    ToolsUpdated,
+    UnregisterServer,
+    Unsupervise,
+)
+from actors.runtime.reply import gather, settle, settle_exception, tell
+from actors.runtime.server import ServerActor
+from actors.runtime.timers import TimerService
+from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec
+
+__all__ = ["BUILTIN_NAMESPACE", "RegistryActor", "ServerRefs"]
+
+logger = logging.getLogger(__name__)
+
+BUILTIN_NAMESPACE = "builtin"
+
+# How long a tool handler in the `ToolRegistry` waits beyond the call's own timeout.
+_HANDLER_SLACK = 5.0
+
+
+@dataclass(frozen=True, eq=False)
+class ServerRefs:
+    """The live server actors' refs, for an orderly shutdown; the reply is a list of `ActorRef`."""
+
+    reply: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class _ListReady:
+    namespace: str | None
+    reply: concurrent.futures.Future[Any]
+
+
+@dataclass(frozen=True, eq=False)
+class _Removed:
+    namespace: str
+    reply: concurrent.futures.Future[Any]
+
+
+@dataclass
+class _Entry:
+    config: ServerConfig
+    transport: TransportSource | None
+    server: pykka.ActorRef[Any] | None = None
+    seen: bool = False
+    """Its tools are known (it has been started at least once)."""
+
+
+def _settle_none(reply: concurrent.futures.Future[Any]) -> None:
+    settle(reply, None)
+
+
+class RegistryActor(pykka.ThreadingActor):
+    """namespace → `ServerActor`.
+
+    Every request is answered through its reply slot. Calls are forwarded with the caller's
+    slot (``tell``), so this actor never blocks on a server; requests that need several
+    answers gather them with callbacks. Server actors are spawned on first use.
+    """
+
+    use_daemon_thread = True
+
+    def __init__(
+        self,
+        *,
+        loop: EventLoop,
+        timers: TimerService,
+        supervisor: pykka.ActorRef[Any],
+        tools: ToolRegistry,
+        builtin: pykka.ActorRef[Any] | None = None,
+    ) -> None:
+        super().__init__()
+        self.loop = loop
+        self.timers = timers
+        self.supervisor = supervisor
+        self.tools = tools
+        self.builtin = builtin
+        self.entries: dict[str, _Entry] = {}
+
+    def on_receive(self, message: Any) -> Any:
+        try:
+            return self._handle(message)
+        except Exception as exc:
+            logger.exception("registry: error handling %r", type(message).__name__)
+            reply = getattr(message, "reply", None)
+            if isinstance(reply, concurrent.futures.Future):
+                settle_exception(reply, exc)
+                return reply
+            return None
+
+    def _handle(self, message: Any) -> Any:
+        match message:
+            case CallTool():
+                self._route(message)
+            case ListTools():
+                self._list_tools(message)
+            case GetStatus():
+                self._status(message)
+            case StartServer(namespace=ns) | StopServer(namespace=ns):
+                self._forward(ns, message, spawn=isinstance(message, StartServer))
+            case RegisterServer(config=config, transport=transport, reply=reply):
+                self._register(config, transport, reply)
+            case UnregisterServer(namespace=ns, reply=reply):
+                self._unregister(ns, reply)
+            case ShutdownAll(reply=reply):
+                self._shutdown_all(reply)
+            case ToolsUpdated(namespace=ns, tools=specs):
+                self._tools_updated(ns, specs)
+            case _ListReady(namespace=ns, reply=reply):
+                settle(reply, self.tools.list(namespace=ns))
+            case _Removed(namespace=ns, reply=reply):
+                self._remove(ns, reply)
+            case ServerRefs(reply=reply):
+                settle(reply, [e.server for e in self.entries.values() if e.server is not None])
+            case _:
+                logger.debug("registry: ignored %r", message)
+                return None
+        # `ask` gives the caller the reply slot itself, at once.
+        return getattr(message, "reply", None)
+
+    # ---- routing ------------------------------------------------------------------------
+
+    def _route(self, call: CallTool) -> None:
+        if call.namespace == BUILTIN_NAMESPACE and self.builtin is not None:
+            self.builtin.tell(call)
+            return
+        entry = self.entries.get(call.namespace)
+        if entry is None:
+            known = ", ".join(sorted(self._namespaces())) or "none"
+            settle(
+                call.reply,
+                ToolResult.fail(
+                    ErrorType.NOT_FOUND,
+                    f"not found: no server for namespace {call.namespace!r} (known: {known})",
+                ),
+            )
+            return
+        self._server(call.namespace, entry).tell(call)
+
+    def _forward(self, ns: str, message: StartServer | StopServer, *, spawn: bool) -> None:
+        entry = self.entries.get(ns)
+        if entry is None:
+            settle_exception(message.reply, ToolError(ns, ErrorType.NOT_FOUND, "no such server"))
+        elif entry.server is None and not spawn:
+            settle(message.reply, self._unspawned_status(ns, entry))
+        else:
+            self._server(ns, entry).tell(message)
+
+    def _server(self, ns: str, entry: _Entry) -> pykka.ActorRef[Any]:
+        if entry.server is None or not entry.server.is_alive():
+            adapter = MCPToolAdapter(entry.config, entry.transport, loop=self.loop)
+            entry.server = ServerActor.start(
+                entry.config,
+                adapter,
+                timers=self.timers,
+                supervisor=self.supervisor,
+                registry=self.actor_ref,
+            )
+            self.supervisor.tell(Supervise(ns, entry.server, entry.config))
+        return entry.server
+
+    def _namespaces(self) -> list[str]:
+        names = list(self.entries)
+        if self.builtin is not None:
+            names.append(BUILTIN_NAMESPACE)
+        return names
+
+    # ---- tools --------------------------------------------------------------------------
+
+    def _tools_updated(self, ns: str, specs: tuple[ToolSpec, ...]) -> None:
+        entry = self.entries.get(ns)
+        if entry is None:
+            return
+        entry.seen = True
+        timeout = entry.config.call_timeout
+        routed = [s.model_copy(update={"handler": self._handler(ns, s.tool_name, timeout)}) for s in specs]
+        self.tools.replace_namespace(ns, routed)
+        logger.debug("registry: %s has %d tools", ns, len(routed))
+
+    def _handler(self, ns: str, tool: str, timeout: float) -> Any:
+        ref = self.actor_ref
+
+        def call(inputs: dict[str, Any]) -> ToolResult:
+            message = CallTool(namespace=ns, tool=tool, arguments=inputs)
+            ref.tell(message)
+            try:
+                result: ToolResult = message.reply.result(timeout=timeout + _HANDLER_SLACK)
+            except concurrent.futures.TimeoutError:
+                return ToolResult.fail(ErrorType.TIMEOUT, f"timeout: {ns}/{tool} gave no answer")
+            return result
+
+        return call
+
+    def _list_tools(self, request: ListTools) -> None:
+        wanted = [request.namespace] if request.namespace else list(self.entries)
+        unseen = [ns for ns in wanted if ns in self.entries and not self.entries[ns].seen]
+        describes = []
+        for ns in unseen:
+            describe = DescribeTools()
+            self._server(ns, self.entries[ns]).tell(describe)
+            describes.append(describe.reply)
+        ref = self.actor_ref
+        # Each server told us its tools before answering: once all answered, they are in our mailbox.
+        gather(describes, lambda _: tell(ref, _ListReady(request.namespace, request.reply)))
+
+    # ---- status -------------------------------------------------------------------------
+
+    def _unspawned_status(self, ns: str, entry: _Entry) -> ServerStatus:
+        return ServerStatus(namespace=ns, state="idle", transport=entry.config.transport)
+
+    def _status(self, request: GetStatus) -> None:
+        wanted = [request.namespace] if request.namespace else sorted(self.entries)
+        asks: list[concurrent.futures.Future[Any]] = []
+        fixed: list[ServerStatus] = []
+        for ns in wanted:
+            entry = self.entries.get(ns)
+            if entry is None:
+                continue
+            if entry.server is None or not entry.server.is_alive():
+                fixed.append(self._unspawned_status(ns, entry))
+                continue
+            ask = GetStatus(ns)
+            entry.server.tell(ask)
+            asks.append(ask.reply)
+
+        def answer(done: list[concurrent.futures.Future[Any]]) -> None:
+            statuses = list(fixed)
+            for future in done:
+                if future.exception() is None:
+                    statuses.extend(future.result())
+            settle(request.reply, sorted(statuses, key=lambda s: s.namespace))
+
+        gather(asks, answer)
+
+    # ---- registration -------------------------------------------------------------------
+
+    def _register(
+        self, config: ServerConfig, transport: TransportSource | None, reply: concurrent.futures.Future[Any]
+    ) -> None:
+        if config.name in self.entries or (config.name == BUILTIN_NAMESPACE and self.builtin is not None):
+            settle_exception(reply, ToolError(config.name, "RegistrationError", "the namespace is taken"))
+            return
+        self.entries[config.name] = _Entry(config, transport)
+        settle(reply, None)
+
+    def _unregister(self, ns: str, reply: concurrent.futures.Future[Any]) -> None:
+        entry = self.entries.get(ns)
+        if entry is None:
+            settle(reply, False)
+            return
+        if entry.server is None:
+            self._remove(ns, reply)
+            return
+        shutdown = Shutdown()
+        entry.server.tell(shutdown)
+        ref = self.actor_ref
+        gather([shutdown.reply], lambda _: tell(ref, _Removed(ns, reply)))
+
+    def _remove(self, ns: str, reply: concurrent.futures.Future[Any]) -> None:
+        entry = self.entries.pop(ns, None)
+        if entry is not None and entry.server is not None:
+            self.supervisor.tell(Unsupervise(ns))
+            entry.server.stop(block=False)
+        self.tools.replace_namespace(ns, [])
+        settle(reply, entry is not None)
+
+    def _shutdown_all(self, reply: concurrent.futures.Future[Any]) -> None:
+        slots = []
+        for entry in self.entries.values():
+            if entry.server is not None and entry.server.is_alive():
+                shutdown = Shutdown()
+                entry.server.tell(shutdown)
+                slots.append(shutdown.reply)
+        # Every server closes at once: the slow part (a stdio child's exit) overlaps.
+        gather(slots, lambda _: _settle_none(reply))

@@ -1,0 +1,271 @@
+"""`TimerService`: keyed timers on one heap-ordered thread."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from actors.runtime.timers import TimerService
+from tests.conftest import wait_until
+
+WAIT = 5.0
+
+
+@pytest.fixture
+def timers() -> Iterator[TimerService]:
+    service = TimerService(name="test-timers")
+    try:
+        yield service
+    finally:
+        service.stop()
+
+
+class Log:
+    """Thread-safe record of which actions ran, with an event per expected count."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.fired: list[str] = []
+        self.threads: set[str] = set()
+        self.done = threading.Event()
+        self.expect = 1
+
+    def action(self, label: str) -> Callable[[], None]:
+        def run() -> None:
+            with self.lock:
+                self.fired.append(label)
+                self.threads.add(threading.current_thread().name)
+                if len(self.fired) >= self.expect:
+                    self.done.set()
+
+        return run
+
+
+def timer_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "test-timers"]
+
+
+def test_timers_fire_in_due_order(timers: TimerService) -> None:
+    log = Log()
+    log.expect = 4
+    timers.schedule("c", 0.15, log.action("c"))
+    timers.schedule("a", 0.05, log.action("a"))
+    timers.schedule("d", 0.20, log.action("d"))
+    timers.schedule("b", 0.10, log.action("b"))
+    assert log.done.wait(WAIT)
+    assert log.fired == ["a", "b", "c", "d"]
+    assert log.threads == {"test-timers"}
+
+
+def test_due_timers_fire_in_scheduling_order(timers: TimerService) -> None:
+    log = Log()
+    log.expect = 20
+    gate = threading.Event()
+
+    def hold() -> None:
+        gate.wait(WAIT)
+
+    # Hold the timer thread so that every timer below is due when it gets to them.
+    timers.schedule("gate", 0, hold)
+    for i in range(20):
+        timers.schedule(i, 0, log.action(str(i)))
+    gate.set()
+    assert log.done.wait(WAIT)
+    assert log.fired == [str(i) for i in range(20)]
+
+
+def test_negative_delay_fires_at_once(timers: TimerService) -> None:
+    log = Log()
+    timers.schedule("k", -10, log.action("k"))
+    assert log.done.wait(WAIT)
+
+
+def test_one_thread_for_many_timers(timers: TimerService) -> None:
+    log = Log()
+    log.expect = 200
+    for i in range(200):
+        timers.schedule(i, 0.01 * (i % 10), log.action(str(i)))
+    assert len(timer_threads()) == 1
+    assert log.done.wait(WAIT)
+    assert sorted(log.fired, key=int) == [str(i) for i in range(200)]
+    assert log.threads == {"test-timers"}
+
+
+def test_rescheduling_a_key_replaces_its_timer(timers: TimerService) -> None:
+    log = Log()
+    first = timers.schedule("k", 0.05, log.action("stale"))
+    second = timers.schedule("k", 0.10, log.action("fresh"))
+    assert second == first + 1
+    assert timers.pending() == 1
+    assert log.done.wait(WAIT)
+    # The stale timer was due first: had it fired, it would be in the log before "fresh".
+    assert log.fired == ["fresh"]
+    assert timers.pending() == 0
+
+
+def test_replacing_with_an_earlier_time(timers: TimerService) -> None:
+    log = Log()
+    timers.schedule("k", 60, log.action("late"))
+    timers.schedule("k", 0.01, log.action("early"))
+    assert log.done.wait(WAIT)
+    assert log.fired == ["early"]
+    assert timers.pending() == 0
+
+
+def test_replacing_with_a_later_time_never_fires_the_stale_one(timers: TimerService) -> None:
+    log = Log()
+    sentinel = threading.Event()
+    timers.schedule("k", 0.02, log.action("stale"))
+    timers.schedule("k", 60, log.action("late"))
+    # The stale entry comes up (and is dropped) before the sentinel fires.
+    timers.schedule("sentinel", 0.1, sentinel.set)
+    assert sentinel.wait(WAIT)
+    assert log.fired == []
+    assert timers.pending() == 1
+
+
+def test_cancel(timers: TimerService) -> None:
+    log = Log()
+    sentinel = threading.Event()
+    timers.schedule("k", 0.02, log.action("cancelled"))
+    timers.schedule("other", 0.03, log.action("kept"))
+    timers.cancel("k")
+    timers.cancel("never-scheduled")
+    timers.schedule("sentinel", 0.1, sentinel.set)
+    assert sentinel.wait(WAIT)
+    assert log.fired == ["kept"]
+    assert timers.pending() == 0
+
+
+def test_a_cancelled_key_can_be_scheduled_again(timers: TimerService) -> None:
+    log = Log()
+    timers.schedule("k", 0.02, log.action("old"))
+    timers.cancel("k")
+    timers.schedule("k", 0.04, log.action("new"))
+    assert log.done.wait(WAIT)
+    assert log.fired == ["new"]
+
+
+def test_cancel_where(timers: TimerService) -> None:
+    log = Log()
+    sentinel = threading.Event()
+    for ns in ("a", "b"):
+        for kind in ("idle", "health"):
+            timers.schedule((kind, ns), 0.02, log.action(f"{kind}:{ns}"))
+    timers.cancel_where(lambda key: isinstance(key, tuple) and key[1] == "a")
+    timers.schedule("sentinel", 0.1, sentinel.set)
+    assert sentinel.wait(WAIT)
+    assert sorted(log.fired) == ["health:b", "idle:b"]
+
+
+def test_repeat_until_cancelled(timers: TimerService) -> None:
+    fired: list[int] = []
+    third = threading.Event()
+    sentinel = threading.Event()
+
+    def tick() -> None:
+        fired.append(len(fired))
+        if len(fired) == 3:
+            # Cancelling from inside the action: the next repetition is already queued, and stale.
+            timers.cancel("tick")
+            third.set()
+
+    timers.schedule("tick", 0.01, tick, repeat=0.02)
+    assert third.wait(WAIT)
+    timers.schedule("sentinel", 0.15, sentinel.set)
+    assert sentinel.wait(WAIT)
+    assert fired == [0, 1, 2]
+    assert timers.pending() == 0
+
+
+def test_repeat_is_replaced_by_rescheduling(timers: TimerService) -> None:
+    log = Log()
+    ticked = threading.Event()
+    timers.schedule("k", 0.0, ticked.set, repeat=0.01)
+    assert ticked.wait(WAIT)
+    timers.schedule("k", 0.05, log.action("once"))
+    assert log.done.wait(WAIT)
+    ticked.clear()
+    sentinel = threading.Event()
+    timers.schedule("sentinel", 0.1, sentinel.set)
+    assert sentinel.wait(WAIT)
+    assert not ticked.is_set()
+    assert log.fired == ["once"]
+
+
+def test_a_failing_action_does_not_kill_the_thread(
+    timers: TimerService, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = Log()
+
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    timers.schedule("boom", 0, boom)
+    timers.schedule("after", 0.02, log.action("after"))
+    assert log.done.wait(WAIT)
+    assert "timer action for 'boom' failed" in caplog.text
+
+
+def test_stop_ends_the_thread_and_drops_timers() -> None:
+    log = Log()
+    service = TimerService(name="test-timers")
+    try:
+        service.schedule("later", 0.2, log.action("later"))
+        service.schedule("repeat", 0.2, log.action("repeat"), repeat=0.1)
+        assert len(timer_threads()) == 1
+    finally:
+        service.stop()
+    assert timer_threads() == []
+    assert service.pending() == 0
+    assert service.schedule("after-stop", 0, log.action("after-stop")) == 0
+    assert not log.done.wait(0.4)
+    assert log.fired == []
+
+
+def test_stop_is_idempotent() -> None:
+    service = TimerService(name="test-timers")
+    service.stop()
+    service.stop()
+    assert timer_threads() == []
+
+
+def test_stop_from_inside_an_action() -> None:
+    service = TimerService(name="test-timers")
+    stopped = threading.Event()
+
+    def stop_self() -> None:
+        service.stop()
+        stopped.set()
+
+    try:
+        service.schedule("stop", 0, stop_self)
+        assert stopped.wait(WAIT)
+        assert wait_until(lambda: timer_threads() == [], WAIT)
+    finally:
+        service.stop()
+
+
+def test_stop_while_an_action_runs_waits_for_it() -> None:
+    service = TimerService(name="test-timers")
+    started, release = threading.Event(), threading.Event()
+    finished = threading.Event()
+
+    def slow() -> None:
+        started.set()
+        release.wait(WAIT)
+        finished.set()
+
+    try:
+        service.schedule("slow", 0, slow)
+        assert started.wait(WAIT)
+        stopper = threading.Thread(target=service.stop, name="test-stopper")
+        stopper.start()
+        release.set()
+        stopper.join(WAIT)
+        assert finished.is_set()
+        assert timer_threads() == []
+    finally:
+        service.stop()
