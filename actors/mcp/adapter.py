@@ -22,6 +22,7 @@ import anyio
 from actors.mcp.config import ServerConfig, ToolFilter
 from actors.mcp.inference import infer_capabilities
 from actors.mcp.loop import EventLoop
+from actors.mcp.redaction import Redactor
 from actors.mcp.slots import infer_resource_slots
 from actors.mcp.transport import CallOutcome, RemoteTool, ServerInfo, Transport, TransportEvents
 from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec, validate_inputs
@@ -97,6 +98,7 @@ class _Relay:
         self._owner = owner
 
     def on_closed(self, reason: str) -> None:
+        reason = self._adapter.redact(reason)
         self._adapter._lost(reason)
         if self._owner is not None:
             self._owner.on_closed(reason)
@@ -118,6 +120,8 @@ class MCPToolAdapter:
         loop: EventLoop | None = None,
     ) -> None:
         self.config = config
+        self.redact = Redactor.for_server(config.env, config.headers)
+        """Scrubs this server's secrets (env and header values) out of a message."""
         self._source: TransportSource = transport if transport is not None else self._sdk_factory()
         self._own_loop = loop is None
         self._loop = loop
@@ -293,8 +297,9 @@ class MCPToolAdapter:
                     self.server_name, ErrorType.CONNECTION, f"connection timed out after {timeout}s"
                 ) from None
             if isinstance(exc, Exception):
+                reason = self.redact(str(exc) or type(exc).__name__)
                 raise ToolError(
-                    self.server_name, ErrorType.CONNECTION, f"connection failed: {exc or type(exc).__name__}"
+                    self.server_name, ErrorType.CONNECTION, f"connection failed: {reason}"
                 ) from exc
             raise
         self._transport, self._info = transport, info
@@ -353,7 +358,7 @@ class MCPToolAdapter:
             raise
         except Exception as exc:
             kind, message = classify(exc)
-            raise ToolError(self.server_name, kind, f"listing tools failed: {message}") from exc
+            raise ToolError(self.server_name, kind, f"listing tools failed: {self.redact(message)}") from exc
 
     async def _discover(self, tool_filter: ToolFilter | None) -> list[RemoteTool]:
         rules = tool_filter if tool_filter is not None else self.config.tools
@@ -394,11 +399,11 @@ class MCPToolAdapter:
             kind, message = classify(exc)
             if kind == ErrorType.TIMEOUT:
                 message = f"timeout: {tool} took longer than {timeout}s (cancelled)"
-            return ToolResult.fail(kind, message, duration_ms=elapsed(), server=self.server_name)
+            return ToolResult.fail(kind, self.redact(message), duration_ms=elapsed(), server=self.server_name)
         if outcome.is_error:
             return ToolResult.fail(
                 ErrorType.SERVER_ERROR,
-                f"server error: {_outcome_error_text(outcome)}",
+                self.redact(f"server error: {_outcome_error_text(outcome)}"),
                 duration_ms=elapsed(),
                 server=self.server_name,
                 content=outcome.content,
@@ -412,7 +417,7 @@ class MCPToolAdapter:
                 await transport.probe()
         except Exception as exc:
             kind, message = classify(exc)
-            raise ToolError(self.server_name, kind, f"health probe failed: {message}") from exc
+            raise ToolError(self.server_name, kind, f"health probe failed: {self.redact(message)}") from exc
 
     # ---- helpers ------------------------------------------------------------------------
 

@@ -131,6 +131,14 @@ class ServerConfig(BaseModel):
             raise ValueError(f"must be one of stdio, streamable-http (or http), sse; got {value!r}")
         return value
 
+    def __repr_args__(self) -> Any:
+        # env and header values are secrets: never print them.
+        for key, value in super().__repr_args__():
+            if key in ("env", "headers") and isinstance(value, dict):
+                yield key, dict.fromkeys(value, "***")
+            else:
+                yield key, value
+
     @field_validator(
         "idle_timeout",
         "health_check_interval",
@@ -271,7 +279,12 @@ def _pydantic_problems(server: str | None, error: ValidationError) -> list[Confi
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = "unknown key"
-        elif "input" in item and item["type"] not in ("missing",) and not isinstance(item["input"], dict):
+        elif (
+            "input" in item
+            and item["type"] != "missing"
+            and not isinstance(item["input"], dict)
+            and loc[:1] not in (["env"], ["headers"])  # their values are secrets
+        ):
             message += f" (got {item['input']!r})"
         if key is None:
             # Model-level rules name their key in the message: lift it out.

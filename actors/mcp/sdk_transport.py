@@ -61,6 +61,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from actors.mcp.loop import EventLoop
+from actors.mcp.redaction import Redactor
 from actors.mcp.transport import CallOutcome, RemoteTool, ServerInfo, TransportEvents
 
 __all__ = ["KINDS", "MODERN_PROTOCOL", "PROTOCOLS", "SDKTransport"]
@@ -168,6 +169,8 @@ class SDKTransport:
         self._kill_grace = kill_grace
         target = url if kind != "stdio" else shlex.join([command or "", *self._args])
         self._label = server_name or target or kind
+        # What the server prints may quote its own secrets back: scrub them before logging.
+        self._redact = Redactor.for_server(self._env or {}, self._headers or {})
         self.memo_key: str = f"{kind}:{target}" + (f"@{self._cwd}" if kind == "stdio" and self._cwd else "")
         """The key under which the negotiated era is remembered."""
 
@@ -657,14 +660,14 @@ class SDKTransport:
         if isinstance(message, Exception):
             text = _unreadable_text(message)
             self._attempt.stream_errors.append(text)
-            logger.warning("%s: unreadable message from the server: %s", self._label, text)
+            logger.warning("%s: unreadable message from the server: %s", self._label, self._redact(text))
         elif isinstance(message, types.ToolListChangedNotification) and not self._listening:
             # On 2026-07-28 sessions the listen stream reports the change (and the SDK tees the
             # same notification here): count it once.
             self._tools_changed()
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        logger.debug("%s: server log [%s] %s", self._label, params.level, params.data)
+        logger.debug("%s: server log [%s] %s", self._label, params.level, self._redact(str(params.data)))
 
     async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         """Follow tools/list_changed on a 2026-07-28 session; re-listen if the stream drops."""
@@ -734,7 +737,7 @@ class SDKTransport:
     async def _open_stderr(self, stack: AsyncExitStack) -> TextIO:
         """A pipe for the server's stderr, read on the loop into a tail of recent lines."""
         read_fd, write_fd = os.pipe()
-        tail = _StderrTail(self._label)
+        tail = _StderrTail(self._label, self._redact)
         try:
             pipe = os.fdopen(read_fd, "rb", buffering=0)
         except BaseException:
@@ -936,8 +939,9 @@ class _ObservedReadStream:
 class _StderrTail(asyncio.Protocol):
     """Reads a server's stderr on the loop: logs each line at DEBUG, keeps the last few."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, redact: Redactor) -> None:
         self._label = label
+        self._redact = redact
         self._lines: deque[str] = deque(maxlen=_STDERR_TAIL_LINES)
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._partial = ""
@@ -962,7 +966,7 @@ class _StderrTail(asyncio.Protocol):
         self.closed.set()
 
     def _add(self, line: str) -> None:
-        line = line.rstrip("\r")
+        line = self._redact(line.rstrip("\r"))
         if line.strip():
             logger.debug("%s stderr: %s", self._label, line)
             self._lines.append(line[:_STDERR_LINE_MAX])

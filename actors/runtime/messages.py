@@ -233,6 +233,7 @@ class CallDone:
     call_id: int
     success: bool
     error_type: str | None
+    duration_ms: float = 0.0
 
 
 @dataclass(frozen=True)

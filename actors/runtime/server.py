@@ -106,7 +106,7 @@ class ServerActor(pykka.ThreadingActor):
         self.timers = timers
         self.supervisor = supervisor
         self.registry = registry
-        self.state = ServerState.IDLE
+        self._state = ServerState.IDLE
         self.connection = 0
         self.info: ServerInfo | None = None
         self.tools: dict[str, ToolSpec] | None = None
@@ -132,6 +132,27 @@ class ServerActor(pykka.ThreadingActor):
     def namespace(self) -> str:
         return self.config.name
 
+    @property
+    def state(self) -> ServerState:
+        return self._state
+
+    @state.setter
+    def state(self, new: ServerState) -> None:
+        old, self._state = self._state, new
+        if new != old:
+            logger.info(
+                "%s: %s -> %s",
+                self.namespace,
+                old,
+                new,
+                extra={
+                    "mcp_event": "state",
+                    "namespace": self.namespace,
+                    "state": str(new),
+                    "previous": str(old),
+                },
+            )
+
     # ---- the mailbox ------------------------------------------------------------------
 
     def on_receive(self, message: Any) -> Any:
@@ -146,8 +167,8 @@ class ServerActor(pykka.ThreadingActor):
         match message:
             case CallTool():
                 self._on_call(message)
-            case CallDone(call_id=call_id, success=success):
-                self._on_call_done(call_id, success)
+            case CallDone():
+                self._on_call_done(message)
             case GetStatus(reply=reply):
                 settle(reply, [self.status()])
             case DescribeTools(reply=reply):
@@ -248,7 +269,7 @@ class ServerActor(pykka.ThreadingActor):
             except BaseException as exc:  # the loop stopped or the task was cancelled
                 result = ToolResult.fail(ErrorType.CANCELLED, f"cancelled: {exc or type(exc).__name__}")
             settle(call.reply, result)
-            tell(ref, CallDone(call_id, result.success, result.error_type))
+            tell(ref, CallDone(call_id, result.success, result.error_type, result.duration_ms))
 
         try:
             future = self.adapter.invoke_future(call.tool, call.arguments, timeout, validated=validated)
@@ -258,12 +279,27 @@ class ServerActor(pykka.ThreadingActor):
             return
         future.add_done_callback(done)
 
-    def _on_call_done(self, call_id: int, success: bool) -> None:
-        self.in_flight.pop(call_id, None)
+    def _on_call_done(self, done: CallDone) -> None:
+        call = self.in_flight.pop(done.call_id, None)
         self.calls += 1
-        if not success:
+        if not done.success:
             self.errors += 1
         self.last_activity = time.monotonic()
+        if call is not None and logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "%s/%s: %s in %.1f ms",
+                self.namespace,
+                call.tool,
+                done.error_type or "ok",
+                done.duration_ms,
+                extra={
+                    "mcp_event": "call",
+                    "namespace": self.namespace,
+                    "tool": call.tool,
+                    "duration_ms": done.duration_ms,
+                    "outcome": done.error_type or "ok",
+                },
+            )
 
     def _answer(self, call: CallTool, result: ToolResult) -> None:
         self.calls += 1
@@ -510,7 +546,12 @@ class ServerActor(pykka.ThreadingActor):
         if self.state != ServerState.RESTARTING:
             return
         self.restarts += 1
-        logger.info("%s: restart %d", self.namespace, self.restarts)
+        logger.info(
+            "%s: restart %d",
+            self.namespace,
+            self.restarts,
+            extra={"mcp_event": "restart", "namespace": self.namespace, "restarts": self.restarts},
+        )
         self.state = ServerState.STOPPED
         self._begin_start()
 
@@ -576,6 +617,12 @@ class ServerActor(pykka.ThreadingActor):
         if error is None or self.state != ServerState.RUNNING:
             return
         self.health_check_failures += 1
+        logger.warning(
+            "%s: health check failed: %s",
+            self.namespace,
+            error,
+            extra={"mcp_event": "health_failure", "namespace": self.namespace, "error": error},
+        )
         self._crashed(f"health check failed: {error}")
 
     # ---- tool list changes --------------------------------------------------------------
