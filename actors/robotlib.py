@@ -19,6 +19,14 @@ from actors.tools import ToolRegistry, ToolResult, ToolRunner, ToolSpec
 __all__ = ["robotlib"]
 
 
+def _json_or_text(value: str) -> Any:
+    """``1`` → 1, ``true`` → True, ``{"a": 1}`` → a dict; anything else stays text (a path, a URL)."""
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
 def _alive(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -61,7 +69,7 @@ class robotlib:
     def start_runtime_with_server(self, name: str, command: str, *args: str, **keys: str) -> None:
         """Start a runtime with one stdio server; ``keys`` are lifecycle keys (``idleTimeout=1``)."""
         entry: dict[str, Any] = {"command": command, "args": list(args)}
-        entry.update({k: json.loads(v) for k, v in keys.items()})
+        entry.update({k: _json_or_text(v) for k, v in keys.items()})
         self.start_runtime(json.dumps({"mcpServers": {name: entry}}))
 
     def stop_runtime(self) -> None:

@@ -315,8 +315,7 @@ def _server_entry(
             near = difflib.get_close_matches(key, sorted(_KNOWN_KEYS), n=1, cutoff=0.75)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             problems.append(ConfigProblem(server=name, key=key, message=f"unknown key{hint}"))
-    if any(p.server == name for p in problems):
-        return None
+    unknown = any(p.server == name for p in problems)
     fields.pop("transport", None)
     fields["type"] = _infer_transport(entry)
     missing: list[str] = []
@@ -332,10 +331,12 @@ def _server_entry(
     if missing:
         return None
     try:
-        return ServerConfig.model_validate({"name": name, **fields})
+        server = ServerConfig.model_validate({"name": name, **fields})
     except ValidationError as exc:
         problems.extend(_pydantic_problems(name, exc))
         return None
+    # Unknown keys were left out above so the rest could still be checked and reported.
+    return None if unknown else server
 
 
 def load_config(

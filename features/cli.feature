@@ -1,0 +1,41 @@
+Feature: The mcp-actors command
+  As a user of an agent host
+  I want one command to list, call and check MCP servers
+  So that I can try a configuration before my host uses it
+
+  Scenario: The built-in default works out of the box
+    Given a folder without a configuration file
+    When the user runs "mcp-actors tools"
+    Then the command succeeds
+    And the output lists the tool "demo/echo"
+    And the output lists the tool "builtin/file-read"
+
+  Scenario: Calling a tool prints its text result
+    Given a folder without a configuration file
+    When the user runs "mcp-actors call demo/echo '{"text": "hello, actors"}'"
+    Then the command succeeds
+    And the output is "hello, actors"
+
+  Scenario: A call with bad arguments fails with a classified error
+    Given a folder without a configuration file
+    When the user runs "mcp-actors call demo/add '{"a": "two"}'"
+    Then the command fails with status 1
+    And the error output mentions "error: validation:"
+
+  Scenario: A configuration file in the folder is used
+    Given a folder with an mcp.json for the demo server named "mine"
+    When the user runs "mcp-actors call mine/add '{"a": 20, "b": 22}'"
+    Then the command succeeds
+    And the output is "42.0"
+
+  Scenario: check names the server and the key of a bad value
+    Given a folder with an mcp.json where server "broken" has idleTimeout "-1"
+    When the user runs "mcp-actors check"
+    Then the command fails with status 2
+    And the error output mentions "server 'broken': key 'idleTimeout'"
+
+  Scenario: A Claude Desktop configuration is accepted unchanged
+    Given a folder with a Claude Desktop configuration
+    When the user runs "mcp-actors check --config claude_desktop_config.json"
+    Then the command succeeds
+    And the output mentions "time: stdio"
