@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: help demo test lint typecheck pytest behave robot bench clean
+.PHONY: help demo test lint typecheck pytest behave robot bench docs clean
 
 help:
 	@echo "make demo   create .venv, install, run the demo on the built-in default configuration"
@@ -49,6 +49,9 @@ robot: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+docs: $(STAMP)
+	$(BIN)/python -m robot.libdoc actors.robotlib docs/robotlib.html
 
 clean:
 	rm -rf $(VENV) robot/results .mypy_cache .ruff_cache
