@@ -42,3 +42,31 @@ def test_mcp_server_git_tools_get_a_repository_slot(repo: Path) -> None:
             "contextual",
             "repo_path",
         )
+
+
+@pytest.mark.skipif(
+    not SERVER.exists() or shutil.which("git") is None, reason="mcp-server-git or git missing"
+)
+def test_mcp_server_git_registered_through_the_adapter_carries_repository_slots(repo: Path) -> None:
+    from actors.mcp.adapter import MCPToolAdapter
+    from actors.mcp.config import ServerConfig
+    from actors.tools import ToolRegistry
+
+    config = ServerConfig(
+        name="git", command=str(SERVER), args=("--repository", str(repo)), protocol="legacy"
+    )
+    adapter = MCPToolAdapter(config)
+    registry = ToolRegistry()
+    try:
+        adapter.connect(timeout=30)
+        specs = adapter.register(registry, "git")
+    finally:
+        adapter.disconnect()
+    status = registry.get("git/git_status")
+    assert status is not None
+    assert status.source == "mcp"
+    assert [(s.name, s.parameter) for s in status.resource_slots] == [("repository", "repo_path")]
+    assert status.capabilities.read_only
+    assert registry.get("git/git_commit") is not None
+    assert registry.get("git/git_commit").capabilities.writes  # type: ignore[union-attr]
+    assert sum(1 for s in specs if any(slot.name == "repository" for slot in s.resource_slots)) >= 5
