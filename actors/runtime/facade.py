@@ -196,10 +196,6 @@ class Runtime:
     def list_tools(self, namespace: str | None = None, timeout: float = 60.0) -> list[ToolSpec]:
         """The tools of every namespace (or one), sorted; starts only servers never seen before."""
         tools: list[ToolSpec] = self._ask(ListTools(namespace), timeout)
-        if namespace in (None, BUILTIN_NAMESPACE) and self._builtin is not None:
-            tools = sorted(tools + self.tools.list(namespace=BUILTIN_NAMESPACE), key=lambda t: t.name)
-            if namespace is None:
-                tools = sorted({t.name: t for t in tools}.values(), key=lambda t: t.name)
         return tools
 
     def status(self, namespace: str | None = None, timeout: float = _REQUEST_TIMEOUT) -> list[ServerStatus]:
