@@ -209,22 +209,25 @@ class ServerActor(pykka.ThreadingActor):
 
     # ---- calls --------------------------------------------------------------------------
 
+    def _refused(self, call: CallTool) -> ToolResult | None:
+        """Why ``call`` cannot go to the server, judged from the known tool list, or None."""
+        if self.tools is None:
+            return None
+        spec = self.tools.get(call.tool)
+        if spec is None:
+            return ToolResult.fail(
+                ErrorType.NOT_FOUND,
+                f"not found: tool {call.tool!r} is not offered by server {self.namespace!r}",
+            )
+        if (problem := validate_inputs(spec, call.arguments)) is not None:
+            return ToolResult.fail(ErrorType.VALIDATION, problem)
+        return None
+
     def _on_call(self, call: CallTool) -> None:
         # Check what can be checked without waking the server: the tool and its arguments.
-        if self.tools is not None:
-            spec = self.tools.get(call.tool)
-            if spec is None:
-                self._answer(
-                    call,
-                    ToolResult.fail(
-                        ErrorType.NOT_FOUND,
-                        f"not found: tool {call.tool!r} is not offered by server {self.namespace!r}",
-                    ),
-                )
-                return
-            if (problem := validate_inputs(spec, call.arguments)) is not None:
-                self._answer(call, ToolResult.fail(ErrorType.VALIDATION, problem))
-                return
+        if (refusal := self._refused(call)) is not None:
+            self._answer(call, refusal)
+            return
         match self.state:
             case ServerState.RUNNING:
                 self._dispatch(call, self._timeout(call), validated=self.tools is not None)
@@ -337,20 +340,9 @@ class ServerActor(pykka.ThreadingActor):
             self._on_call_remaining(entry.call, max(entry.deadline - now, 0.001))
 
     def _on_call_remaining(self, call: CallTool, remaining: float) -> None:
-        if self.tools is not None:
-            spec = self.tools.get(call.tool)
-            if spec is None:
-                self._answer(
-                    call,
-                    ToolResult.fail(
-                        ErrorType.NOT_FOUND,
-                        f"not found: tool {call.tool!r} is not offered by server {self.namespace!r}",
-                    ),
-                )
-                return
-            if (problem := validate_inputs(spec, call.arguments)) is not None:
-                self._answer(call, ToolResult.fail(ErrorType.VALIDATION, problem))
-                return
+        if (refusal := self._refused(call)) is not None:
+            self._answer(call, refusal)
+            return
         self._dispatch(call, remaining, validated=self.tools is not None)
 
     def _fail_waiting(self, error_type: ErrorType, message: str) -> None:
