@@ -39,6 +39,16 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest -q
 
+# npm packages of the interop suite (third-party MCP servers) and of the conformance suite (with
+# the Node 22 it needs), pinned by their lock files: installed when missing or older than the
+# lock file. Without npm their tests skip, except in CI.
+NPM_DEPS := tests/interop/node_modules tests/conformance/node_modules
+pytest: $(NPM_DEPS)
+tests/%/node_modules: tests/%/package-lock.json
+	if command -v npm >/dev/null; then npm ci --prefix tests/$* --no-audit --no-fund && touch $@; \
+	elif [ "$${CI:-}" = true ]; then echo "npm is required to install tests/$* (CI=true)" >&2; exit 1; \
+	else echo "npm not found: the tests in tests/$* will be skipped" >&2; fi
+
 # behave exits 0 on zero scenarios: insist that some ran and none failed or were skipped.
 behave: $(STAMP)
 	$(BIN)/behave --format progress --no-capture-stderr features | tee $(VENV)/behave.out
@@ -47,7 +57,10 @@ behave: $(STAMP)
 robot: $(STAMP)
 	$(BIN)/robot --outputdir robot/results --loglevel DEBUG robot
 
+# Installs the bench extra (matplotlib) once; the peers' virtual environments are made by the
+# harness itself under benchmarks/.venvs/.
 bench: $(STAMP)
+	$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m benchmarks
 
 docs: $(STAMP)
@@ -55,3 +68,4 @@ docs: $(STAMP)
 
 clean:
 	rm -rf $(VENV) robot/results .mypy_cache .ruff_cache
+	rm -rf $(NPM_DEPS)

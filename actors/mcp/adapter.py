@@ -456,6 +456,7 @@ class MCPToolAdapter:
                 protocol=config.protocol,
                 server_name=config.name,
                 connect_timeout=config.connect_timeout,
+                elicitation=config.elicitation,
             )
 
         return make

@@ -120,6 +120,8 @@ class ServerConfig(BaseModel):
     """MCP protocol era: ``legacy`` (initialize handshake), ``2026-07-28``, or ``auto`` (discover)."""
     trust_annotations: StrictBool = False
     """Let the server's tool annotations (readOnlyHint, destructiveHint) refine capabilities."""
+    elicitation: Literal["decline", "accept-defaults"] | None = None
+    """How to answer the server's elicitation requests; unset: the capability is not declared."""
     disabled: StrictBool = False
 
     @field_validator("transport", mode="before")

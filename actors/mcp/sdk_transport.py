@@ -60,6 +60,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from actors.mcp.elicitation import ElicitationPolicy
+from actors.mcp.elicitation import answer as elicitation_answer
 from actors.mcp.loop import EventLoop
 from actors.mcp.redaction import Redactor
 from actors.mcp.transport import CallOutcome, RemoteTool, ServerInfo, TransportEvents
@@ -140,6 +142,7 @@ class SDKTransport:
         connect_timeout: float | None = None,
         close_grace: float = 0.5,
         kill_grace: float = 1.0,
+        elicitation: ElicitationPolicy | None = None,
     ) -> None:
         """Describe the server; nothing starts before `connect`.
 
@@ -148,11 +151,14 @@ class SDKTransport:
         ``protocol_memo`` defaults to `default_protocol_memo`. ``request_timeout`` bounds
         `list_tools` and `probe`; ``connect_timeout`` (optional) bounds `connect` with a
         ``ConnectionError`` that carries the diagnostics. ``close_grace``: how long a stdio
-        server may take to exit after its stdin closes before it gets SIGTERM.
+        server may take to exit after its stdin closes before it gets SIGTERM. ``elicitation``:
+        how to answer ``elicitation/create`` (see `actors.mcp.elicitation`); None declares no
+        elicitation capability.
         """
         _check_parameters(kind, protocol, command, url)
         self.kind: str = kind
         self.server_name = server_name
+        self._elicitation = elicitation
         self._command = command
         self._args = list(args)
         self._env = dict(env) if env is not None else None
@@ -542,6 +548,7 @@ class SDKTransport:
                 client_info=_CLIENT_INFO,
                 message_handler=self._on_message,
                 logging_callback=self._on_log,
+                elicitation_callback=self._on_elicit if self._elicitation is not None else None,
             )
             try:
                 await stack.enter_async_context(client)
@@ -583,11 +590,25 @@ class SDKTransport:
         raw = await client.session.send_discover(MODERN_PROTOCOL)
         client.session.adopt(types.DiscoverResult.model_validate(raw))
 
+    async def _on_elicit(self, context: Any, params: Any) -> types.ElicitResult:
+        assert self._elicitation is not None
+        mode = getattr(params, "mode", "form")
+        requested = getattr(params, "requested_schema", None)
+        if isinstance(requested, pydantic.BaseModel):
+            requested = requested.model_dump(mode="json", by_alias=True, exclude_none=True)
+        schema = requested if isinstance(requested, Mapping) else None
+        reply = elicitation_answer(self._elicitation, mode, schema)
+        logger.info("%s: answered an elicitation with %s", self._label, reply["action"])
+        return types.ElicitResult.model_validate(reply)
+
     def _record_handshake(self, client: Client) -> None:
         version = client.protocol_version
         self.negotiated_protocol = version
         self._era = MODERN_PROTOCOL if version in MODERN_PROTOCOL_VERSIONS else "legacy"
-        self._memo[self.memo_key] = self._era
+        if self._protocol == "auto":
+            # Only what auto mode found out is worth remembering: a pinned era says nothing
+            # about what the server would choose.
+            self._memo[self.memo_key] = self._era
         info = client.server_info
         self._server_info = ServerInfo(
             name=info.name if info is not None else "",
