@@ -64,7 +64,7 @@ from actors.mcp.elicitation import ElicitationPolicy
 from actors.mcp.elicitation import answer as elicitation_answer
 from actors.mcp.loop import EventLoop
 from actors.mcp.redaction import Redactor
-from actors.mcp.transport import CallOutcome, RemoteTool, ServerInfo, TransportEvents
+from actors.mcp.transport import CallOutcome, RemoteTool, ServerInfo, StartRefused, TransportEvents
 
 __all__ = ["KINDS", "MODERN_PROTOCOL", "PROTOCOLS", "SDKTransport"]
 
@@ -488,6 +488,7 @@ class SDKTransport:
             self._done.set()
 
     def _on_owner_failure(self, failure: BaseException) -> None:
+        failure = _connection_error_in(failure) or failure
         if not self._ready.is_set():
             if isinstance(failure, ConnectionError):
                 self._connect_error = failure
@@ -557,6 +558,11 @@ class SDKTransport:
             except MCPError as exc:
                 if mode != "auto" and self._protocol == "auto" and not self._is_connection_error(exc):
                     raise _PinRejected() from exc
+                if self._protocol == MODERN_PROTOCOL and exc.code == types.METHOD_NOT_FOUND:
+                    raise StartRefused(
+                        f"{self._label}: the server does not support protocol {MODERN_PROTOCOL} "
+                        f'(server/discover: {_exc_text(exc)}); set "protocol": "auto" or "legacy"'
+                    ) from exc
                 raise ConnectionError(await self._describe(self._handshake_failure(exc))) from exc
             except Exception as exc:
                 raise ConnectionError(await self._describe(self._handshake_failure(exc))) from exc
@@ -736,11 +742,11 @@ class SDKTransport:
             )
             if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
                 return command
-            raise ConnectionError(f"{self._label}: command not found or not executable: {command!r}")
+            raise StartRefused(f"{self._label}: command not found or not executable: {command!r}")
         search_path = (self._env or {}).get("PATH", os.environ.get("PATH", os.defpath))
         found = shutil.which(command, path=search_path)
         if found is None:
-            raise ConnectionError(f"{self._label}: command not found: {command!r}")
+            raise StartRefused(f"{self._label}: command not found: {command!r}")
         return found
 
     def _stdio_parameters(self) -> StdioServerParameters:
@@ -991,6 +997,17 @@ class _StderrTail(asyncio.Protocol):
         if line.strip():
             logger.debug("%s stderr: %s", self._label, line)
             self._lines.append(line[:_STDERR_LINE_MAX])
+
+
+def _connection_error_in(failure: BaseException) -> ConnectionError | None:
+    """The first `ConnectionError` inside an exception group (task groups wrap what they raise)."""
+    if isinstance(failure, ConnectionError):
+        return failure
+    if isinstance(failure, BaseExceptionGroup):
+        for inner in failure.exceptions:
+            if (found := _connection_error_in(inner)) is not None:
+                return found
+    return None
 
 
 def _check_parameters(kind: str, protocol: str, command: str | None, url: str | None) -> None:

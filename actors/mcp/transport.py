@@ -10,7 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["CallOutcome", "RemoteTool", "ServerInfo", "Transport", "TransportEvents"]
+__all__ = ["CallOutcome", "RemoteTool", "ServerInfo", "StartRefused", "Transport", "TransportEvents"]
+
+
+class StartRefused(ConnectionError):
+    """The server cannot start as configured, and trying again will not change that.
+
+    For example: the command does not exist, or the server does not speak the pinned protocol.
+    The runtime marks such a server ``failed`` at once instead of restarting it.
+    """
 
 
 @dataclass(frozen=True)

@@ -195,6 +195,8 @@ class Started:
 class StartFailed:
     connection: int
     error: str
+    refused: bool = False
+    """Trying again cannot help (`StartRefused`): fail at once, no restarts."""
 
 
 @dataclass(frozen=True)

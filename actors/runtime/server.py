@@ -14,7 +14,7 @@ import pykka
 
 from actors.mcp.adapter import MCPToolAdapter
 from actors.mcp.config import ServerConfig
-from actors.mcp.transport import RemoteTool, ServerInfo
+from actors.mcp.transport import RemoteTool, ServerInfo, StartRefused
 from actors.runtime.messages import (
     ArmIdle,
     CallDone,
@@ -179,8 +179,8 @@ class ServerActor(pykka.ThreadingActor):
                 self._on_stop_request(reply)
             case Started(connection=c, info=info, tools=tools) if c == self.connection:
                 self._on_started(info, tools)
-            case StartFailed(connection=c, error=error) if c == self.connection:
-                self._on_start_failed(error)
+            case StartFailed(connection=c, error=error, refused=refused) if c == self.connection:
+                self._on_start_failed(error, refused=refused)
             case Closed(connection=c):
                 self._on_closed(c)
             case ConnectionLost(connection=c, reason=reason) if c == self.connection:
@@ -236,7 +236,7 @@ class ServerActor(pykka.ThreadingActor):
                     call,
                     ToolResult.fail(
                         ErrorType.FAILED,
-                        f"failed: server {self.namespace!r} gave up after {self.restarts} restarts "
+                        f"failed: server {self.namespace!r} is failed after {self.restarts} restarts "
                         f"({self.last_error}); start it explicitly to try again",
                     ),
                 )
@@ -371,7 +371,8 @@ class ServerActor(pykka.ThreadingActor):
             try:
                 info, tools = future.result()
             except BaseException as exc:
-                tell(ref, StartFailed(connection, _reason(exc)))
+                refused = isinstance(exc, StartRefused) or isinstance(exc.__cause__, StartRefused)
+                tell(ref, StartFailed(connection, _reason(exc), refused))
                 return
             tell(ref, Started(connection, info, tuple(tools)))
 
@@ -400,7 +401,7 @@ class ServerActor(pykka.ThreadingActor):
             settle(slot, status)
         self.start_waiters.clear()
 
-    def _on_start_failed(self, error: str) -> None:
+    def _on_start_failed(self, error: str, *, refused: bool = False) -> None:
         self.last_error = error
         self.errors += 1
         logger.warning("%s: failed to start: %s", self.namespace, error)
@@ -423,6 +424,13 @@ class ServerActor(pykka.ThreadingActor):
         # then `failed`, so callers get a fast answer instead of a new failed start each.
         was_restart = self.restarting
         self.restarting = self.supervisor is not None
+        if refused:
+            # The same start would fail the same way: no restarts, `failed` until fixed.
+            self.restarting = False
+            self.state = ServerState.FAILED
+            if self.supervisor is not None:
+                tell(self.supervisor, ServerDown(self.namespace, False, error))
+            return
         self.state = ServerState.RESTARTING if self.supervisor is not None else ServerState.STOPPED
         if self.supervisor is not None:
             tell(self.supervisor, ServerDown(self.namespace, True, error, was_running=was_restart))

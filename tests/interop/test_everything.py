@@ -3,7 +3,8 @@ stdio, Streamable HTTP and legacy HTTP+SSE.
 
 What the server showed us (2026.8.31, on the TypeScript SDK 1.32, handshake era only):
 - ``auto`` falls back to the handshake (2025-11-25); a ``2026-07-28`` pin fails to start with a
-  classified ``connection`` error (``server/discover``: Method not found).
+  classified ``connection`` error (``server/discover``: Method not found), and the server is
+  ``failed`` at once: restarting cannot help.
 - It registers more tools once initialised and sends ``tools/list_changed`` (stdio and SSE
   deliver it; over Streamable HTTP it is sent before the GET stream exists and is lost, and the
   first ``tools/list`` already has them).
@@ -220,5 +221,8 @@ def test_a_2026_07_28_pin_fails_with_a_classified_error_and_auto_falls_back() ->
         assert "Method not found" in (refused.error or ""), refused
         assert fallback.text == "Echo: x"
         assert rt.status("auto")[0].protocol_version == "2025-11-25"
+        # Refused for good: `failed` at once, without restarts.
         assert wait_until(lambda: rt.status("pinned")[0].state == "failed", 20), rt.status("pinned")
-        assert "handshake failed" in (rt.status("pinned")[0].last_error or "")
+        pinned_status = rt.status("pinned")[0]
+        assert "does not support protocol 2026-07-28" in (pinned_status.last_error or "")
+        assert pinned_status.restarts == 0

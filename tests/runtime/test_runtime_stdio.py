@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from actors import Runtime, ToolResult, load_config
+from actors import Runtime, ToolError, ToolResult, load_config
 from actors.runtime.messages import CallTool, GetStatus
 from tests.conftest import child_pids, wait_until
 from tests.runtime.conftest import ROOT, config, stdio_server
@@ -284,3 +284,16 @@ def test_host_stopped_by_a_signal_shuts_servers_down_cleanly(tmp_path: Path, sig
         for stream in (host.stdout, host.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_a_command_that_does_not_exist_fails_at_once_without_restarts() -> None:
+    with Runtime.start(config({"ghost": {"command": "no-such-mcp-server-xyz"}})) as rt:
+        first = rt.call_tool("ghost/anything", {}, timeout=30)
+        assert first.error_type == "connection", first
+        assert "command not found" in (first.error or "")
+        status = rt.status("ghost")[0]
+        assert (status.state, status.restarts) == ("failed", 0)
+        again = rt.call_tool("ghost/anything", {}, timeout=30)
+        assert again.error_type == "failed", again
+        with pytest.raises(ToolError, match="command not found"):
+            rt.start_server("ghost")
