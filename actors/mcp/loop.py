@@ -14,6 +14,7 @@ its future with ``ConnectionError``; any other ``BaseException`` becomes ``Runti
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextlib
 import logging
@@ -53,6 +54,8 @@ class EventLoop:
         self._thread: threading.Thread | None = None
         self._portal: BlockingPortal | None = None
         self._services: anyio.abc.TaskGroup | None = None
+        self._aloop: asyncio.AbstractEventLoop | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._stop_requested: anyio.Event | None = None
         self._error: BaseException | None = None
         self._stopping = False
@@ -91,6 +94,7 @@ class EventLoop:
     async def _main(self) -> None:
         EventLoop._by_thread[threading.get_ident()] = self
         self._stop_requested = anyio.Event()
+        self._aloop = asyncio.get_running_loop()
         async with BlockingPortal() as portal, anyio.create_task_group() as services:
             self._services = services
             self._portal = portal
@@ -100,6 +104,11 @@ class EventLoop:
             # while the loop still works; then whatever callers still wait on is cancelled.
             services.cancel_scope.cancel("the event loop is stopping")
             await portal.stop(cancel_remaining=True)
+        submitted = list(self._tasks)
+        for task in submitted:
+            task.cancel()
+        if submitted:
+            await asyncio.wait(submitted, timeout=_DEFAULT_STOP_TIMEOUT)
 
     def stop(self, timeout: float = _DEFAULT_STOP_TIMEOUT) -> None:
         """Cancel everything on the loop, end it and join its thread. Idempotent."""
@@ -181,33 +190,46 @@ class EventLoop:
     def submit(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> concurrent.futures.Future[_T]:
         """Run ``fn(*args)`` on the loop; cancelling the returned future cancels the task.
 
+        Returns at once: the task is created by the loop thread, so the caller never waits for
+        it (``BlockingPortal.start_task_soon`` would wait a thread round trip on every call).
         The future only ever fails with an ``Exception``: a task cancelled by the loop
         stopping fails with ``ConnectionError``, another ``BaseException`` with ``RuntimeError``.
-        Call it from any thread but the loop's.
+        Callable from any thread.
         """
+        aloop = self._aloop
+        if aloop is None or not self.running:
+            raise RuntimeError("the event loop is not running")
         outer: concurrent.futures.Future[_T] = concurrent.futures.Future()
-        inner = self.portal.start_task_soon(_guarded, fn, args)
 
-        def relay(done: concurrent.futures.Future[_T]) -> None:
-            if outer.done():
+        def finish(task: asyncio.Task[_T]) -> None:
+            self._tasks.discard(task)
+            if task.cancelled():
+                _settle(
+                    outer, exception=ConnectionError(f"{_describe(fn)} was cancelled: the event loop stopped")
+                )
+            elif (exc := task.exception()) is not None:
+                _settle(outer, exception=exc)
+            else:
+                _settle(outer, result=task.result())
+
+        def begin() -> None:
+            if outer.cancelled():
                 return
-            try:
+            task = aloop.create_task(_guarded(fn, args))
+            self._tasks.add(task)
+            task.add_done_callback(finish)
+
+            def forward_cancel(done: concurrent.futures.Future[_T]) -> None:
                 if done.cancelled():
-                    stopped = ConnectionError(f"{_describe(fn)} was cancelled: the event loop stopped")
-                    _settle(outer, exception=stopped)
-                elif (exc := done.exception()) is not None:
-                    _settle(outer, exception=exc)
-                else:
-                    _settle(outer, result=done.result())
-            except concurrent.futures.InvalidStateError:
-                pass  # the caller cancelled it meanwhile
+                    with contextlib.suppress(RuntimeError):  # the loop has closed meanwhile
+                        aloop.call_soon_threadsafe(task.cancel)
 
-        def forward_cancel(done: concurrent.futures.Future[_T]) -> None:
-            if done.cancelled():
-                inner.cancel()
+            outer.add_done_callback(forward_cancel)
 
-        outer.add_done_callback(forward_cancel)
-        inner.add_done_callback(relay)
+        try:
+            aloop.call_soon_threadsafe(begin)
+        except RuntimeError:  # closed between the check and the call
+            raise RuntimeError("the event loop is not running") from None
         return outer
 
     def run(self, fn: Callable[..., Awaitable[_T]], *args: Any, timeout: float | None) -> _T:

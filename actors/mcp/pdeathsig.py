@@ -13,7 +13,6 @@ The script uses only the standard library so it can run under ``python -I -S`` (
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import signal
 import sys
@@ -29,7 +28,8 @@ def set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:
     """Ask for ``sig`` when the parent thread exits; False where the platform cannot."""
     if not sys.platform.startswith("linux"):
         return False
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    # The running process's own symbols include libc's prctl; find_library would spawn ldconfig.
+    libc = ctypes.CDLL(None, use_errno=True)
     return bool(libc.prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0) == 0)
 
 

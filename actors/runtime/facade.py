@@ -31,7 +31,7 @@ from actors.runtime.messages import (
     StopServer,
     UnregisterServer,
 )
-from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, ServerRefs
+from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, Route, ServerRefs
 from actors.runtime.supervisor import SupervisorActor
 from actors.runtime.timers import TimerService
 from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec
@@ -107,6 +107,8 @@ class Runtime:
         self.tools = tools
         """Every known tool (built-in and MCP), each with a handler that routes through the registry actor."""
         self._configs: dict[str, ServerConfig] = dict(config.servers)
+        # namespace -> the actor that serves it, as the registry said: calls skip a hop.
+        self._routes: dict[str, pykka.ActorRef[Any]] = {}
         self._lock = threading.Lock()
         self._closed = False
 
@@ -181,7 +183,7 @@ class Runtime:
         if not sep or not namespace or not tool:
             return ToolResult.fail(ErrorType.NOT_FOUND, f"not found: {name!r} is not 'namespace/tool'")
         message = CallTool(namespace=namespace, tool=tool, arguments=dict(arguments or {}), timeout=timeout)
-        self._registry.tell(message)
+        self._send(message)
         config = self._configs.get(namespace)
         limit = timeout if timeout is not None else (config.call_timeout if config else _REQUEST_TIMEOUT)
         if config is not None:
@@ -192,6 +194,27 @@ class Runtime:
             message.reply.cancel()
             return ToolResult.fail(ErrorType.TIMEOUT, f"timeout: {name} gave no answer within {limit}s")
         return result
+
+    def _send(self, call: CallTool) -> None:
+        route = self._routes.get(call.namespace)
+        if route is None:
+            asked = Route(call.namespace)
+            self._registry.tell(asked)
+            try:
+                route = asked.reply.result(timeout=_REQUEST_TIMEOUT)
+            except concurrent.futures.TimeoutError:
+                route = None
+            if route is None:
+                # Unknown (for now): the registry answers the call itself.
+                self._registry.tell(call)
+                return
+            self._routes[call.namespace] = route
+        try:
+            route.tell(call)
+        except pykka.ActorDeadError:
+            # Unregistered meanwhile: forget the route; the registry knows what to answer.
+            self._routes.pop(call.namespace, None)
+            self._registry.tell(call)
 
     def list_tools(self, namespace: str | None = None, timeout: float = 60.0) -> list[ToolSpec]:
         """The tools of every namespace (or one), sorted; starts only servers never seen before."""
@@ -237,6 +260,7 @@ class Runtime:
         """Stop a server and forget it and its tools."""
         removed: bool = self._ask(UnregisterServer(namespace), timeout)
         self._configs.pop(namespace, None)
+        self._routes.pop(namespace, None)
         return removed
 
     def _ask(self, message: Any, timeout: float) -> Any:

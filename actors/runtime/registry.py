@@ -33,7 +33,7 @@ from actors.runtime.server import ServerActor
 from actors.runtime.timers import TimerService
 from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec
 
-__all__ = ["BUILTIN_NAMESPACE", "RegistryActor", "ServerRefs"]
+__all__ = ["BUILTIN_NAMESPACE", "RegistryActor", "Route", "ServerRefs"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +47,18 @@ _HANDLER_SLACK = 5.0
 class ServerRefs:
     """The live server actors' refs, for an orderly shutdown; the reply is a list of `ActorRef`."""
 
+    reply: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Route:
+    """Which actor serves ``namespace``; the reply is its `ActorRef` (spawned if need be), or None.
+
+    The `Runtime` facade caches the answer to skip this actor on every call: the registry
+    stays the one that decides routes, and a dead ref sends callers back here.
+    """
+
+    namespace: str
     reply: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future, repr=False)
 
 
@@ -135,6 +147,8 @@ class RegistryActor(pykka.ThreadingActor):
                 settle(reply, self.tools.list(namespace=ns))
             case _Removed(namespace=ns, reply=reply):
                 self._remove(ns, reply)
+            case Route(namespace=ns, reply=reply):
+                settle(reply, self._route_of(ns))
             case ServerRefs(reply=reply):
                 settle(reply, [e.server for e in self.entries.values() if e.server is not None])
             case _:
@@ -161,6 +175,12 @@ class RegistryActor(pykka.ThreadingActor):
             )
             return
         self._server(call.namespace, entry).tell(call)
+
+    def _route_of(self, ns: str) -> pykka.ActorRef[Any] | None:
+        if ns == BUILTIN_NAMESPACE and self.builtin is not None:
+            return self.builtin
+        entry = self.entries.get(ns)
+        return self._server(ns, entry) if entry is not None else None
 
     def _forward(self, ns: str, message: StartServer | StopServer, *, spawn: bool) -> None:
         entry = self.entries.get(ns)

@@ -251,6 +251,7 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
         "tools": {"include": ["get_*"], "exclude": ["get_secret"]},
         "protocol": "legacy",
         "trustAnnotations": True,
+        "elicitation": "accept-defaults",
         "disabled": False,
     }
     assert set(entry) - set(STDIO) == LIFECYCLE_KEYS
@@ -264,6 +265,7 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
     assert s.tools == ToolFilter(include=("get_*",), exclude=("get_secret",))
     assert s.protocol == "legacy"
     assert s.trust_annotations is True
+    assert s.elicitation == "accept-defaults"
 
 
 # ---- every lifecycle key rejects bad values, naming the server and the key ---------------
@@ -283,6 +285,7 @@ BAD_VALUES: dict[str, list[Any]] = {
     "tools": [5, "get_*", ["get_*"], {"include": "get_*"}, {"include": [1]}, {"only": ["x"]}],
     "protocol": ["2024-01-01", "latest", 2026, None],
     "trustAnnotations": ["perhaps", [True], {}, None],
+    "elicitation": ["always", True, 1, ["decline"]],
     "disabled": ["perhaps", [], {}, None],
 }
 BAD_CASES = [(key, value) for key, values in BAD_VALUES.items() for value in values]
