@@ -488,7 +488,7 @@ class SDKTransport:
             self._done.set()
 
     def _on_owner_failure(self, failure: BaseException) -> None:
-        failure = _connection_error_in(failure) or failure
+        failure = _first_in(failure, ConnectionError) or failure
         if not self._ready.is_set():
             if isinstance(failure, ConnectionError):
                 self._connect_error = failure
@@ -510,7 +510,11 @@ class SDKTransport:
             try:
                 await self._own_session(mode)
                 return
-            except _PinRejected as exc:
+            except BaseException as failure:
+                # Raised inside the SDK's task groups, it may arrive wrapped in a group.
+                exc = _first_in(failure, _PinRejected)
+                if exc is None:
+                    raise
                 if attempt + 1 >= len(modes):
                     raise ConnectionError(
                         f"{self._label}: handshake failed: {_exc_text(exc.__cause__)}"
@@ -999,13 +1003,16 @@ class _StderrTail(asyncio.Protocol):
             self._lines.append(line[:_STDERR_LINE_MAX])
 
 
-def _connection_error_in(failure: BaseException) -> ConnectionError | None:
-    """The first `ConnectionError` inside an exception group (task groups wrap what they raise)."""
-    if isinstance(failure, ConnectionError):
+_E = TypeVar("_E", bound=BaseException)
+
+
+def _first_in(failure: BaseException, kind: type[_E]) -> _E | None:
+    """``failure`` if it is a ``kind``, else the first ``kind`` in it (task groups wrap errors)."""
+    if isinstance(failure, kind):
         return failure
     if isinstance(failure, BaseExceptionGroup):
         for inner in failure.exceptions:
-            if (found := _connection_error_in(inner)) is not None:
+            if (found := _first_in(inner, kind)) is not None:
                 return found
     return None
 
