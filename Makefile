@@ -30,7 +30,7 @@ test: lint typecheck pytest behave robot
 	@echo "make test: ruff, mypy, pytest, behave and robot all passed"
 
 lint: $(STAMP)
-	$(BIN)/ruff check actors tests features
+	$(BIN)/ruff check actors tests features benchmarks
 	$(BIN)/ruff format --check actors
 
 typecheck: $(STAMP)

@@ -1,0 +1,1 @@
+"""The benchmark's own MCP servers (official SDK ``MCPServer``, stdio)."""
