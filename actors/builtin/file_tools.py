@@ -7,11 +7,14 @@ a result count and a cap on the entries scanned.
 
 from __future__ import annotations
 
-import re
+import time
 from typing import Any, Literal
 
+import regex
+
+from actors.builtin.deadline import remaining
 from actors.builtin.definition import BuiltinContext, BuiltinTool, object_schema
-from actors.builtin.errors import InvalidInput
+from actors.builtin.errors import ExecutionFailure, InvalidInput
 from actors.builtin.pathmatch import PathPattern
 from actors.builtin.workspace import Workspace
 from actors.tools import ResourceSlot, ToolCapabilities
@@ -32,6 +35,9 @@ MAX_SCANNED_ENTRIES = 100_000
 
 MAX_LINE_CHARS = 500
 """Characters of a matching line a search returns."""
+
+SEARCH_SECONDS = 10.0
+"""The longest a file-search may take, so a backtracking pattern cannot hold a worker for ever."""
 
 _BINARY_SNIFF_BYTES = 8192
 _READ_CHUNK = 64 * 1024
@@ -184,9 +190,13 @@ def search_files(context: BuiltinContext, inputs: dict[str, Any]) -> dict[str, A
     """Lines matching the regular expression ``pattern`` in files matching ``glob``."""
     workspace = context.workspace
     try:
-        regex = re.compile(inputs["pattern"], re.IGNORECASE if inputs.get("ignore_case") else 0)
-    except re.error as exc:
+        pattern = regex.compile(inputs["pattern"], regex.IGNORECASE if inputs.get("ignore_case") else 0)
+    except regex.error as exc:
         raise InvalidInput(f"pattern is not a valid regular expression: {exc}") from None
+    # A backtracking pattern can take for ever: bound the whole search, and let other threads
+    # run meanwhile (concurrent=True releases the GIL while matching).
+    budget = remaining(SEARCH_SECONDS)
+    deadline = time.monotonic() + budget
     glob = PathPattern(inputs.get("glob", "**/*"))
     base: str = inputs.get("path", ".")
     max_results: int = inputs.get("max_results", 200)
@@ -211,7 +221,14 @@ def search_files(context: BuiltinContext, inputs: dict[str, Any]) -> dict[str, A
         files_cut += size > len(data)
         text = data.decode("utf-8", errors="replace")
         for number, line in enumerate(text.split("\n"), start=1):
-            if regex.search(line) is None:
+            try:
+                found = pattern.search(line, concurrent=True, timeout=max(deadline - time.monotonic(), 0.001))
+            except TimeoutError:
+                raise ExecutionFailure(
+                    f"the search took longer than {budget:.1f}s; "
+                    "the pattern may backtrack catastrophically (nested quantifiers such as (a+)+)"
+                ) from None
+            if found is None:
                 continue
             if len(matches) == max_results:
                 truncated = True

@@ -25,7 +25,15 @@ from actors.mcp.loop import EventLoop
 from actors.mcp.redaction import Redactor
 from actors.mcp.slots import infer_resource_slots
 from actors.mcp.transport import CallOutcome, RemoteTool, ServerInfo, Transport, TransportEvents
-from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec, validate_inputs
+from actors.tools import (
+    ErrorType,
+    ToolError,
+    ToolRegistry,
+    ToolResult,
+    ToolSpec,
+    check_json,
+    validate_inputs,
+)
 
 __all__ = ["MCPToolAdapter", "TransportSource", "classify", "error_label"]
 
@@ -384,6 +392,10 @@ class MCPToolAdapter:
         try:
             transport = self._require_transport()
             if not validated:
+                if (problem := check_json(arguments, "arguments")) is not None:
+                    return ToolResult.fail(
+                        ErrorType.VALIDATION, f"validation error: {problem}", duration_ms=elapsed()
+                    )
                 spec = await self._known_tool(tool)
                 if spec is None:
                     return ToolResult.fail(

@@ -84,6 +84,7 @@ class ServerConfig(BaseModel):
         extra="forbid",
         populate_by_name=True,
         alias_generator=to_camel,
+        allow_inf_nan=False,
     )
 
     name: str
@@ -341,6 +342,52 @@ def _server_entry(
     return None if unknown else server
 
 
+def _read_json(path: Path, origin: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            [ConfigProblem(server=None, key=None, message=f"cannot read: {exc.strerror or exc}")], origin
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            [
+                ConfigProblem(
+                    server=None, key=None, message=f"not UTF-8 text: {exc.reason} at byte {exc.start}"
+                )
+            ],
+            origin,
+        ) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            [ConfigProblem(server=None, key=None, message=f"not JSON: {exc.msg} at line {exc.lineno}")],
+            origin,
+        ) from None
+    except (ValueError, RecursionError) as exc:  # a 5000-digit number, nesting past the stack
+        raise ConfigError(
+            [ConfigProblem(server=None, key=None, message=f"not usable JSON: {exc}")], origin
+        ) from None
+
+
+def _first_non_string_key(value: Any, depth: int = 0) -> Any:
+    """A key that is not a string anywhere in ``value`` (dicts from Python, not JSON), or None."""
+    if depth > 50:
+        return None
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            if not isinstance(key, str):
+                return key
+            if (found := _first_non_string_key(inner, depth + 1)) is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for inner in value:
+            if (found := _first_non_string_key(inner, depth + 1)) is not None:
+                return found
+    return None
+
+
 def load_config(
     source: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig,
     environ: Mapping[str, str] | None = None,
@@ -353,26 +400,16 @@ def load_config(
         return source
     environ = os.environ if environ is None else environ
     origin: str | None = None
-    if isinstance(source, Mapping):
-        data: Any = source
-    else:
+    data: Any = source
+    if isinstance(source, str | os.PathLike):
         origin = str(source)
-        path = Path(source)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(
-                [ConfigProblem(server=None, key=None, message=f"cannot read: {exc.strerror or exc}")], origin
-            ) from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(
-                [ConfigProblem(server=None, key=None, message=f"not JSON: {exc.msg} at line {exc.lineno}")],
-                origin,
-            ) from None
+        data = _read_json(Path(source), origin)
     if not isinstance(data, Mapping):
         raise ConfigError([ConfigProblem(server=None, key=None, message="must be a JSON object")], origin)
+    if (key := _first_non_string_key(data)) is not None:
+        raise ConfigError(
+            [ConfigProblem(server=None, key=None, message=f"keys must be strings, found {key!r}")], origin
+        )
 
     problems: list[ConfigProblem] = []
     warnings: list[str] = []

@@ -519,6 +519,8 @@ class SDKTransport:
                     raise ConnectionError(
                         f"{self._label}: handshake failed: {_exc_text(exc.__cause__)}"
                     ) from exc
+                if self._closing:
+                    raise ConnectionError(f"{self._label}: closed during the handshake") from exc
                 logger.info(
                     "%s: the server refused the remembered protocol %s (%s); discovering it again",
                     self._label,
@@ -526,6 +528,10 @@ class SDKTransport:
                     _exc_text(exc.__cause__),
                 )
                 self._memo.pop(self.memo_key, None)
+                # The refused attempt's teardown looked like a lost peer: start the next one clean.
+                self._stop = anyio.Event()
+                self._lost_hint = None
+                self._reason = None
 
     def _modes(self) -> list[str]:
         if self._protocol != "auto":

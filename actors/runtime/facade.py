@@ -6,6 +6,7 @@ import atexit
 import concurrent.futures
 import contextlib
 import logging
+import math
 import signal
 import threading
 import weakref
@@ -134,7 +135,7 @@ class Runtime:
                 from actors.builtin import BuiltinAdapter
 
                 BuiltinAdapter(resolved.builtin.workspace).register(tools)
-                builtin_ref = BuiltinActor.start(tools, BUILTIN_NAMESPACE)
+                builtin_ref = BuiltinActor.start(tools, BUILTIN_NAMESPACE, timers=timers)
             supervisor = SupervisorActor.start(timers)
             registry = RegistryActor.start(
                 loop=loop, timers=timers, supervisor=supervisor, tools=tools, builtin=builtin_ref
@@ -182,6 +183,17 @@ class Runtime:
         namespace, sep, tool = name.partition("/")
         if not sep or not namespace or not tool:
             return ToolResult.fail(ErrorType.NOT_FOUND, f"not found: {name!r} is not 'namespace/tool'")
+        if arguments is not None and not isinstance(arguments, Mapping):
+            return ToolResult.fail(
+                ErrorType.VALIDATION,
+                f"validation error: arguments must be an object, got {type(arguments).__name__}",
+            )
+        if timeout is not None and not (
+            isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0
+        ):
+            return ToolResult.fail(
+                ErrorType.VALIDATION, f"validation error: timeout must be a positive number, got {timeout!r}"
+            )
         message = CallTool(namespace=namespace, tool=tool, arguments=dict(arguments or {}), timeout=timeout)
         self._send(message)
         config = self._configs.get(namespace)
@@ -189,7 +201,7 @@ class Runtime:
         if config is not None:
             limit += config.connect_timeout
         try:
-            result: ToolResult = message.reply.result(timeout=limit + _CALL_SLACK)
+            result: ToolResult = message.reply.result(timeout=min(limit + _CALL_SLACK, threading.TIMEOUT_MAX))
         except concurrent.futures.TimeoutError:
             message.reply.cancel()
             return ToolResult.fail(ErrorType.TIMEOUT, f"timeout: {name} gave no answer within {limit}s")

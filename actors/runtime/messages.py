@@ -242,6 +242,7 @@ class CallDone:
 class ProbeDone:
     connection: int
     error: str | None
+    error_type: str | None = None
 
 
 @dataclass(frozen=True)

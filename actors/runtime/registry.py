@@ -120,10 +120,12 @@ class RegistryActor(pykka.ThreadingActor):
         except Exception as exc:
             logger.exception("registry: error handling %r", type(message).__name__)
             reply = getattr(message, "reply", None)
-            if isinstance(reply, concurrent.futures.Future):
+            if isinstance(message, CallTool):
+                # A call is always answered with a result, a broken one included.
+                settle(message.reply, ToolResult.fail(ErrorType.VALIDATION, f"validation error: {exc!r}"))
+            elif isinstance(reply, concurrent.futures.Future):
                 settle_exception(reply, exc)
-                return reply
-            return None
+            return reply
 
     def _handle(self, message: Any) -> Any:
         match message:
@@ -160,6 +162,14 @@ class RegistryActor(pykka.ThreadingActor):
     # ---- routing ------------------------------------------------------------------------
 
     def _route(self, call: CallTool) -> None:
+        if not isinstance(call.namespace, str):
+            settle(
+                call.reply,
+                ToolResult.fail(
+                    ErrorType.VALIDATION, f"validation error: the namespace {call.namespace!r} is not text"
+                ),
+            )
+            return
         if call.namespace == BUILTIN_NAMESPACE and self.builtin is not None:
             self.builtin.tell(call)
             return

@@ -5,7 +5,9 @@ from __future__ import annotations
 import concurrent.futures
 import itertools
 import logging
+import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -46,7 +48,7 @@ from actors.runtime.messages import (
 from actors.runtime.reply import settle, settle_exception, tell
 from actors.runtime.state import ServerState
 from actors.runtime.timers import TimerService
-from actors.tools import ErrorType, ToolError, ToolResult, ToolSpec, validate_inputs
+from actors.tools import ErrorType, ToolError, ToolResult, ToolSpec, check_json, validate_inputs
 
 __all__ = ["ServerActor"]
 
@@ -121,6 +123,7 @@ class ServerActor(pykka.ThreadingActor):
         self.closing = False
         self.start_after_close = False
         self.probing = False
+        self.probe_timeouts = 0
         self.last_activity = time.monotonic()
         self.last_error: str | None = None
         self.restarts = 0
@@ -159,8 +162,13 @@ class ServerActor(pykka.ThreadingActor):
         # An exception escaping a tell handler would kill this actor and strand its callers.
         try:
             return self._handle(message)
-        except Exception:
+        except Exception as exc:
             logger.exception("%s: error handling %r", self.namespace, type(message).__name__)
+            # Whoever waits on this message must still get an answer.
+            if isinstance(message, CallTool):
+                settle(message.reply, ToolResult.fail(ErrorType.EXECUTION, f"execution error: {exc!r}"))
+            elif isinstance(reply := getattr(message, "reply", None), concurrent.futures.Future):
+                settle_exception(reply, exc)
             return None
 
     def _handle(self, message: Any) -> Any:
@@ -193,8 +201,8 @@ class ServerActor(pykka.ThreadingActor):
                 self._on_idle_check()
             case HealthCheck():
                 self._on_health_check()
-            case ProbeDone(connection=c, error=error) if c == self.connection:
-                self._on_probe_done(error)
+            case ProbeDone(connection=c, error=error, error_type=error_type) if c == self.connection:
+                self._on_probe_done(error, error_type)
             case Restart():
                 self._on_restart()
             case GiveUp(reason=reason):
@@ -210,7 +218,24 @@ class ServerActor(pykka.ThreadingActor):
     # ---- calls --------------------------------------------------------------------------
 
     def _refused(self, call: CallTool) -> ToolResult | None:
-        """Why ``call`` cannot go to the server, judged from the known tool list, or None."""
+        """Why ``call`` cannot go to the server (its arguments, its timeout, or the known tool
+        list say so), or None."""
+        if not isinstance(call.tool, str):
+            return ToolResult.fail(
+                ErrorType.VALIDATION, f"validation error: the tool name {call.tool!r} is not text"
+            )
+        if not isinstance(call.arguments, Mapping):
+            kind = type(call.arguments).__name__
+            return ToolResult.fail(
+                ErrorType.VALIDATION, f"validation error: arguments must be an object, got {kind}"
+            )
+        if (problem := check_json(call.arguments, "arguments")) is not None:
+            return ToolResult.fail(ErrorType.VALIDATION, f"validation error: {problem}")
+        if call.timeout is not None and not (math.isfinite(call.timeout) and call.timeout > 0):
+            return ToolResult.fail(
+                ErrorType.VALIDATION,
+                f"validation error: timeout must be a positive number, got {call.timeout!r}",
+            )
         if self.tools is None:
             return None
         spec = self.tools.get(call.tool)
@@ -606,17 +631,26 @@ class ServerActor(pykka.ThreadingActor):
             try:
                 future.result()
             except BaseException as exc:
-                tell(ref, ProbeDone(connection, _reason(exc)))
+                kind = exc.error_type if isinstance(exc, ToolError) else None
+                tell(ref, ProbeDone(connection, _reason(exc), kind))
                 return
             tell(ref, ProbeDone(connection, None))
 
         self.adapter.probe_future(timeout).add_done_callback(done)
 
-    def _on_probe_done(self, error: str | None) -> None:
+    def _on_probe_done(self, error: str | None, error_type: str | None) -> None:
         self.probing = False
         if error is None or self.state != ServerState.RUNNING:
+            self.probe_timeouts = 0
             return
         self.health_check_failures += 1
+        if error_type == ErrorType.TIMEOUT and self.probe_timeouts == 0:
+            # A busy server (a large answer still in the pipe ahead of the probe) gets one more
+            # chance; a dead one fails its next probe just the same.
+            self.probe_timeouts = 1
+            logger.warning("%s: health probe timed out (%s); probing again", self.namespace, error)
+            return
+        self.probe_timeouts = 0
         logger.warning(
             "%s: health check failed: %s",
             self.namespace,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -44,7 +45,13 @@ class TimerService:
     def schedule(
         self, key: Hashable, delay: float, action: Callable[[], None], *, repeat: float | None = None
     ) -> int:
-        """Run ``action`` after ``delay`` seconds (then every ``repeat`` seconds); return the generation."""
+        """Run ``action`` after ``delay`` seconds (then every ``repeat`` seconds); return the generation.
+
+        A delay that is not a finite number raises ``ValueError``: a NaN on the heap would
+        never come due, and every timer behind it would wait forever.
+        """
+        if not math.isfinite(delay) or (repeat is not None and not (math.isfinite(repeat) and repeat > 0)):
+            raise ValueError(f"timer delays must be finite numbers, got delay={delay!r}, repeat={repeat!r}")
         with self._cond:
             if self._stopped:
                 return 0

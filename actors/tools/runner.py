@@ -26,11 +26,34 @@ LifecycleHook = Callable[[LifecycleStage, str], None]
 
 
 def check_json(value: Any, what: str) -> str | None:
-    """Return why ``value`` is not strict JSON (no NaN or infinity), or None if it is."""
+    """Return why ``value`` is not strict JSON, or None if it is.
+
+    Strict: no NaN or infinity, object keys that are strings (``json`` would quietly turn
+    ``1`` into ``"1"``), and text that encodes as UTF-8 (no lone surrogates).
+    """
     try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+        # First: it also refuses circular structures, which the key walk below would not end on.
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+        if (key := _non_string_key(value)) is not None:
+            return f"{what} are not JSON-serialisable: object key {key!r} is not a string"
+    except RecursionError:
+        return f"{what} are not JSON-serialisable: nested too deeply"
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
         return f"{what} are not JSON-serialisable: {exc}"
+    return None
+
+
+def _non_string_key(value: Any) -> Any:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                if not isinstance(key, str):
+                    return key
+                stack.append(inner)
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
     return None
 
 
@@ -122,7 +145,10 @@ def validate_inputs(spec: ToolSpec, inputs: dict[str, Any]) -> str | None:
         validator = spec.input_validator
     except jsonschema.SchemaError as exc:
         return f"validation error: the tool's input schema is invalid: {exc.message}"
-    errors = sorted(validator.iter_errors(inputs), key=lambda e: list(e.absolute_path))
+    try:
+        errors = sorted(validator.iter_errors(inputs), key=lambda e: list(e.absolute_path))
+    except RecursionError:
+        return f"validation error for {spec.name}: the arguments are nested too deeply"
     if not errors:
         return None
     parts = []

@@ -1,0 +1,1 @@
+"""Bad input: fuzzed tool arguments, malformed configurations, oversized payloads."""
