@@ -54,8 +54,10 @@ def assert_chaos_counts(counts: dict[str, Any]) -> None:
         expected = kills.get(ns, 0) + unexplained.get(ns, 0)
         assert restarts[ns] == expected, f"{ns}: {restarts[ns]} restarts for {kills.get(ns, 0)} kills"
     probes_failed = counts["health_check_failures"]["stop"]
-    assert restarts["stop"] == probes_failed + unexplained.get("stop", 0), (restarts, probes_failed)
-    assert probes_failed >= counts["stops"], f"{counts['stops']} stops, {probes_failed} failed probes"
+    probe_restarts = restarts["stop"] - unexplained.get("stop", 0)
+    # Each stop is found and restarted; a probe restart takes two timed-out probes in a row.
+    assert probe_restarts >= counts["stops"], f"{counts['stops']} stops, {probe_restarts} restarts"
+    assert 2 * probe_restarts <= probes_failed, (restarts, probes_failed)
     assert restarts["hang"] == restarts["noisy"] == 0, restarts
     for ns in ("garbage", "exit"):
         assert counts["states"][ns] == "failed", counts["states"]
