@@ -141,15 +141,23 @@ def _patched(stamps: _Stamps) -> Iterator[None]:  # noqa: PLR0915 - one wrapper 
 def hop_timeline(calls: int) -> dict[str, Any]:
     """Median microseconds of each hop over ``calls`` sequential `rt.call_tool`s."""
     from actors import Runtime
+    from actors.runtime.messages import CallTool
 
     stamps = _Stamps()
     with _patched(stamps), Runtime.start(runtime_config(["echo"])) as rt:
+        # Through the registry actor (the message API), so every hop is on the path:
+        # rt.call_tool skips the registry once it knows the serving actor.
+        def one_call() -> Any:
+            message = CallTool.named("echo/echo", ECHO_ARGS, timeout=30)
+            rt.registry.tell(message)
+            return message.reply.result(timeout=35)
+
         for _ in range(100):
-            rt.call_tool("echo/echo", ECHO_ARGS, timeout=30)
+            one_call()
         for _ in range(calls):
             record = {"start": time.perf_counter()}
             stamps.current = record
-            result = rt.call_tool("echo/echo", ECHO_ARGS, timeout=30)
+            result = one_call()
             record["caller"] = time.perf_counter()
             stamps.current = None
             if not result.success:

@@ -228,7 +228,8 @@ def _hops_text(profile: dict[str, Any]) -> str:
         return ""
     parts = ", ".join(f"`{r['hop']}` {r['median_us']:.0f} µs" for r in rows)
     return (
-        f"Of a median {timeline['total_median_us']:.0f} µs call, {timeline['outside_sdk_us']:.0f} µs are "
+        f"Of a median {timeline['total_median_us']:.0f} µs call through the message API, "
+        f"{timeline['outside_sdk_us']:.0f} µs are "
         "spent "
         f"outside the SDK; the largest hops (see the hop table below): {parts}."
     )
@@ -256,8 +257,10 @@ def why(row: Row, results: dict[str, Any]) -> str:
         return (
             f"Measured ratio {row.ratio} (median {row.median} ms against {row.reference}; the median of "
             f"per-round ratios is {_f(paired, 3)}). The SDK alone runs the call on the thread that awaits "
-            "it; through the runtime a call crosses the caller, the registry actor, the server actor and "
-            "the event-loop thread, and each crossing is a thread wake-up that must also win the GIL. Even "
+            "it; through the runtime a call crosses the caller, the server actor (and, for the message "
+            "API, the registry actor first) and the event-loop thread, and each crossing is a thread wake-up "
+            "that must also win the GIL. The actor hop is the design: it is what keeps each server's state, "
+            "counters and idle clock on one thread. Even "
             "the SDK driven from another thread (`run_coroutine_threadsafe`, one crossing each way) costs "
             f"ratio {floor:.3f} in this run. " + _hops_text(profile) + _blocked_text(profile)
         )
