@@ -293,8 +293,6 @@ class ServerDown:
     namespace: str
     crashed: bool
     reason: str = ""
-    was_running: bool = False
-    """It had been running (or was being restarted): restart it eagerly."""
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,6 @@ class ServerActor(pykka.ThreadingActor):
         self.describe_waiters: list[concurrent.futures.Future[Any]] = []
         self.start_waiters: list[concurrent.futures.Future[Any]] = []
         self.stop_waiters: list[concurrent.futures.Future[Any]] = []
-        self.restarting = False
         self.stop_after_start = False
         self.start_future: concurrent.futures.Future[Any] | None = None
         self.closing = False
@@ -405,7 +404,6 @@ class ServerActor(pykka.ThreadingActor):
         self.start_future.add_done_callback(done)
 
     def _on_started(self, info: ServerInfo, tools: tuple[RemoteTool, ...]) -> None:
-        self.restarting = False
         self.info = info
         self._learn_tools(tools)
         if self.stop_after_start:
@@ -442,23 +440,19 @@ class ServerActor(pykka.ThreadingActor):
         if self.stop_after_start:
             # A stop was asked for while starting: the failed start ends as that stop.
             self.stop_after_start = False
-            self.restarting = False
             self._on_closed(self.connection)
             return
         # A server that cannot start is supervised like one that crashed: retried with backoff,
         # then `failed`, so callers get a fast answer instead of a new failed start each.
-        was_restart = self.restarting
-        self.restarting = self.supervisor is not None
         if refused:
             # The same start would fail the same way: no restarts, `failed` until fixed.
-            self.restarting = False
             self.state = ServerState.FAILED
             if self.supervisor is not None:
                 tell(self.supervisor, ServerDown(self.namespace, False, error))
             return
         self.state = ServerState.RESTARTING if self.supervisor is not None else ServerState.STOPPED
         if self.supervisor is not None:
-            tell(self.supervisor, ServerDown(self.namespace, True, error, was_running=was_restart))
+            tell(self.supervisor, ServerDown(self.namespace, True, error))
 
     def _learn_tools(self, tools: tuple[RemoteTool, ...]) -> None:
         specs = self.adapter.tool_specs_for(self.namespace, tools)
@@ -490,7 +484,6 @@ class ServerActor(pykka.ThreadingActor):
             tell(self.supervisor, ResetRestarts(self.namespace))
         self.start_waiters.append(reply)
         if self.state in (ServerState.IDLE, ServerState.STOPPED, ServerState.FAILED, ServerState.STOPPING):
-            self.restarting = False
             self._begin_start()
 
     # ---- stopping -----------------------------------------------------------------------
@@ -501,8 +494,6 @@ class ServerActor(pykka.ThreadingActor):
             settle(reply, self.status())
             return
         self.stop_waiters.append(reply)
-        if self.state == ServerState.RESTARTING:
-            self.restarting = False
         self._begin_stop("requested")
 
     def _begin_stop(self, why: str) -> None:
@@ -560,12 +551,11 @@ class ServerActor(pykka.ThreadingActor):
         logger.warning("%s: crashed: %s", self.namespace, reason)
         self.last_error = reason
         self.state = ServerState.RESTARTING
-        self.restarting = True
         self.probing = False
         # Close what is left of the connection (a silent server may still hold its process).
         self._close()
         if self.supervisor is not None:
-            tell(self.supervisor, ServerDown(self.namespace, True, reason, was_running=True))
+            tell(self.supervisor, ServerDown(self.namespace, True, reason))
 
     def _on_restart(self) -> None:
         if self.state != ServerState.RESTARTING:
@@ -585,7 +575,6 @@ class ServerActor(pykka.ThreadingActor):
             return
         logger.error("%s: failed after %d restarts: %s", self.namespace, self.restarts, reason)
         self.state = ServerState.FAILED
-        self.restarting = False
         self._fail_waiting(
             ErrorType.FAILED,
             f"failed: server {self.namespace!r} gave up after {self.restarts} restarts ({reason})",
@@ -596,7 +585,6 @@ class ServerActor(pykka.ThreadingActor):
         if self.state != ServerState.RESTARTING:
             return
         self.state = ServerState.STOPPED
-        self.restarting = False
         if self.waiting and self.config.lazy_start:
             self._begin_start()
 
