@@ -493,17 +493,3 @@ class MCPToolAdapter:
     def __repr__(self) -> str:
         state = "connected" if self.connected else "disconnected"
         return f"<MCPToolAdapter {self.server_name} {self.transport_name} {state}>"
-
-
-def remote_tools_from(specs: Sequence[ToolSpec]) -> list[RemoteTool]:
-    """The `RemoteTool` view of specs (for re-registration from cached lists)."""
-    return [
-        RemoteTool(
-            name=s.tool_name,
-            description=s.description,
-            input_schema=s.input_schema,
-            output_schema=s.output_schema,
-            annotations=s.metadata.get("annotations") or None,
-        )
-        for s in specs
-    ]

@@ -12,7 +12,7 @@ from typing import Any
 from actors.mcp.adapter import TransportSource
 from actors.mcp.config import BuiltinConfig, RuntimeConfig, ServerConfig
 from actors.runtime.facade import Runtime
-from actors.runtime.messages import ServerStatus
+from actors.runtime.messages import ServerStatus, ShutdownAll
 from actors.tools import ToolResult
 
 __all__ = ["MCPClient", "MCPRegistry"]
@@ -123,8 +123,6 @@ class MCPRegistry:
 
     def shutdown_all(self, timeout: float = 15.0) -> None:
         """Stop every server in parallel; the registrations stay."""
-        from actors.runtime.messages import ShutdownAll
-
         message = ShutdownAll()
         self.runtime.registry.tell(message)
         message.reply.result(timeout=timeout)
