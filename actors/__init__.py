@@ -2,7 +2,8 @@
 
 import logging as _logging
 
-from actors.mcp.config import ConfigError, RuntimeConfig, ServerConfig, load_config
+from actors.config import ConfigError, RuntimeConfig, load_config
+from actors.mcp.config import ServerConfig
 from actors.runtime import Runtime, ServerState, ServerStatus
 from actors.tools import (
     ErrorType,

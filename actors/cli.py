@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from actors.mcp.config import ConfigError, RuntimeConfig, load_config
+from actors.config import ConfigError, RuntimeConfig, load_config
 from actors.runtime import Runtime, ServerStatus
 from actors.tools import ToolResult, ToolSpec
 

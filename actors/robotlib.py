@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from actors.mcp.config import load_config
+from actors.config import load_config
 from actors.runtime import Runtime, ServerStatus
 from actors.tools import ToolRegistry, ToolResult, ToolRunner, ToolSpec
 

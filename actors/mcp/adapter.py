@@ -19,9 +19,9 @@ from typing import Any
 
 import anyio
 
+from actors.loop import EventLoop
 from actors.mcp.config import ServerConfig, ToolFilter
 from actors.mcp.inference import infer_capabilities
-from actors.mcp.loop import EventLoop
 from actors.mcp.redaction import Redactor
 from actors.mcp.slots import infer_resource_slots
 from actors.mcp.transport import CallOutcome, RemoteTool, ServerInfo, Transport, TransportEvents
@@ -32,10 +32,11 @@ from actors.tools import (
     ToolResult,
     ToolSpec,
     check_json,
+    error_label,
     validate_inputs,
 )
 
-__all__ = ["MCPToolAdapter", "TransportSource", "classify", "error_label"]
+__all__ = ["MCPToolAdapter", "TransportSource", "classify"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,26 +45,6 @@ TransportSource = Transport | Callable[[], Transport]
 
 # Spare time for a transport to report its own timeout before the adapter's guard fires.
 _GUARD_SLACK = 1.0
-
-_LABELS = {
-    ErrorType.VALIDATION: "validation error",
-    ErrorType.NOT_FOUND: "not found",
-    ErrorType.CONNECTION: "connection error",
-    ErrorType.TIMEOUT: "timeout",
-    ErrorType.SERVER_ERROR: "server error",
-    ErrorType.NOT_STARTED: "not started",
-    ErrorType.FAILED: "failed",
-    ErrorType.CANCELLED: "cancelled",
-    ErrorType.EXECUTION: "execution error",
-}
-
-
-def error_label(error_type: str) -> str:
-    """The words an error message starts with for ``error_type`` (``"server error"`` ...)."""
-    try:
-        return _LABELS[ErrorType(error_type)]
-    except ValueError:
-        return error_type
 
 
 def classify(exc: BaseException) -> tuple[ErrorType, str]:
@@ -223,7 +204,7 @@ class MCPToolAdapter:
             return future.result(timeout=limit + 2 * _GUARD_SLACK)
         except concurrent.futures.TimeoutError:
             future.cancel()
-            return ToolResult.fail(ErrorType.TIMEOUT, f"timeout: {tool} took longer than {limit}s")
+            return ToolResult.fail(ErrorType.TIMEOUT, f"{tool} took longer than {limit}s")
 
     def register(self, registry: ToolRegistry, namespace: str | None = None) -> list[ToolSpec]:
         """Register the discovered tools as ``namespace/tool`` (replacing that namespace whole)."""
@@ -393,14 +374,12 @@ class MCPToolAdapter:
             transport = self._require_transport()
             if not validated:
                 if (problem := check_json(arguments, "arguments")) is not None:
-                    return ToolResult.fail(
-                        ErrorType.VALIDATION, f"validation error: {problem}", duration_ms=elapsed()
-                    )
+                    return ToolResult.fail(ErrorType.VALIDATION, f"{problem}", duration_ms=elapsed())
                 spec = await self._known_tool(tool)
                 if spec is None:
                     return ToolResult.fail(
                         ErrorType.NOT_FOUND,
-                        f"not found: tool {tool!r} is not offered by server {self.server_name!r}",
+                        f"tool {tool!r} is not offered by server {self.server_name!r}",
                         duration_ms=elapsed(),
                     )
                 if (problem := validate_inputs(spec, arguments)) is not None:
@@ -415,7 +394,7 @@ class MCPToolAdapter:
         if outcome.is_error:
             return ToolResult.fail(
                 ErrorType.SERVER_ERROR,
-                self.redact(f"server error: {_outcome_error_text(outcome)}"),
+                self.redact(f"{_outcome_error_text(outcome)}"),
                 duration_ms=elapsed(),
                 server=self.server_name,
                 content=outcome.content,

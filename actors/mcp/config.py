@@ -1,5 +1,5 @@
-"""Server configuration: the ``mcpServers`` JSON of Claude Desktop, Cursor and VS Code, plus
-the lifecycle keys of this runtime.
+"""One server's configuration: an ``mcpServers`` entry of Claude Desktop, Cursor or VS Code, plus
+the lifecycle keys of this runtime. The whole file is read by `actors.config.load_config`.
 
 camelCase in files, snake_case in Python. Every bad value is rejected at load time with a
 message that names the server and the key.
@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-import json
-import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
@@ -30,13 +27,12 @@ from pydantic.alias_generators import to_camel
 
 __all__ = [
     "LIFECYCLE_KEYS",
-    "BuiltinConfig",
     "ConfigError",
     "ConfigProblem",
-    "RuntimeConfig",
     "ServerConfig",
     "ToolFilter",
-    "load_config",
+    "config_problems",
+    "server_entry",
 ]
 
 TransportKind = Literal["stdio", "streamable-http", "sse"]
@@ -183,28 +179,6 @@ class ServerConfig(BaseModel):
         return self
 
 
-class BuiltinConfig(BaseModel):
-    """The built-in tools: their namespace is ``builtin``, confined to ``workspace``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    enabled: StrictBool = True
-    workspace: str = "."
-
-
-class RuntimeConfig(BaseModel):
-    """Everything `Runtime.start` needs."""
-
-    model_config = ConfigDict(frozen=True)
-
-    servers: dict[str, ServerConfig] = Field(default_factory=dict)
-    builtin: BuiltinConfig = Field(default_factory=BuiltinConfig)
-    source: str | None = None
-    """Where the configuration came from, for messages."""
-    warnings: tuple[str, ...] = ()
-    """Keys that were ignored (other hosts' keys), for ``mcp-actors check``."""
-
-
 class ConfigProblem(BaseModel):
     """One thing wrong with a configuration."""
 
@@ -274,7 +248,7 @@ def _infer_transport(entry: Mapping[str, Any]) -> Any:
     return "stdio"
 
 
-def _pydantic_problems(server: str | None, error: ValidationError) -> list[ConfigProblem]:
+def config_problems(server: str | None, error: ValidationError) -> list[ConfigProblem]:
     problems = []
     for item in error.errors():
         loc = [str(p) for p in item["loc"]]
@@ -297,7 +271,7 @@ def _pydantic_problems(server: str | None, error: ValidationError) -> list[Confi
     return problems
 
 
-def _server_entry(
+def server_entry(
     name: str,
     entry: Any,
     defaults: Mapping[str, Any],
@@ -336,118 +310,7 @@ def _server_entry(
     try:
         server = ServerConfig.model_validate({"name": name, **fields})
     except ValidationError as exc:
-        problems.extend(_pydantic_problems(name, exc))
+        problems.extend(config_problems(name, exc))
         return None
     # Unknown keys were left out above so the rest could still be checked and reported.
     return None if unknown else server
-
-
-def _read_json(path: Path, origin: str) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(
-            [ConfigProblem(server=None, key=None, message=f"cannot read: {exc.strerror or exc}")], origin
-        ) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            [
-                ConfigProblem(
-                    server=None, key=None, message=f"not UTF-8 text: {exc.reason} at byte {exc.start}"
-                )
-            ],
-            origin,
-        ) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            [ConfigProblem(server=None, key=None, message=f"not JSON: {exc.msg} at line {exc.lineno}")],
-            origin,
-        ) from None
-    except (ValueError, RecursionError) as exc:  # a 5000-digit number, nesting past the stack
-        raise ConfigError(
-            [ConfigProblem(server=None, key=None, message=f"not usable JSON: {exc}")], origin
-        ) from None
-
-
-def _first_non_string_key(value: Any, depth: int = 0) -> Any:
-    """A key that is not a string anywhere in ``value`` (dicts from Python, not JSON), or None."""
-    if depth > 50:
-        return None
-    if isinstance(value, Mapping):
-        for key, inner in value.items():
-            if not isinstance(key, str):
-                return key
-            if (found := _first_non_string_key(inner, depth + 1)) is not None:
-                return found
-    elif isinstance(value, list | tuple):
-        for inner in value:
-            if (found := _first_non_string_key(inner, depth + 1)) is not None:
-                return found
-    return None
-
-
-def load_config(
-    source: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig,
-    environ: Mapping[str, str] | None = None,
-) -> RuntimeConfig:
-    """Read a configuration from a JSON file path or a dict in ``mcpServers`` form.
-
-    VS Code's ``servers`` key is read too. Raises `ConfigError` naming every bad server and key.
-    """
-    if isinstance(source, RuntimeConfig):
-        return source
-    environ = os.environ if environ is None else environ
-    origin: str | None = None
-    data: Any = source
-    if isinstance(source, str | os.PathLike):
-        origin = str(source)
-        data = _read_json(Path(source), origin)
-    if not isinstance(data, Mapping):
-        raise ConfigError([ConfigProblem(server=None, key=None, message="must be a JSON object")], origin)
-    if (key := _first_non_string_key(data)) is not None:
-        raise ConfigError(
-            [ConfigProblem(server=None, key=None, message=f"keys must be strings, found {key!r}")], origin
-        )
-
-    problems: list[ConfigProblem] = []
-    warnings: list[str] = []
-    for key in data:
-        if key not in {"mcpServers", "servers", "defaults", "builtin", "inputs", "$schema"}:
-            problems.append(ConfigProblem(server=None, key=key, message="unknown top-level key"))
-    entries = data.get("mcpServers", data.get("servers", {}))
-    defaults = data.get("defaults", {})
-    if not isinstance(entries, Mapping):
-        problems.append(ConfigProblem(server=None, key="mcpServers", message="must be an object"))
-        entries = {}
-    if not isinstance(defaults, Mapping):
-        problems.append(ConfigProblem(server=None, key="defaults", message="must be an object"))
-        defaults = {}
-    for key in defaults:
-        if key not in LIFECYCLE_KEYS:
-            problems.append(ConfigProblem(server=None, key=f"defaults.{key}", message="not a lifecycle key"))
-
-    builtin = BuiltinConfig()
-    try:
-        builtin = BuiltinConfig.model_validate(data.get("builtin", {}))
-    except ValidationError as exc:
-        problems.extend(
-            ConfigProblem(server=None, key=f"builtin.{p.key}", message=p.message)
-            for p in _pydantic_problems(None, exc)
-        )
-
-    servers: dict[str, ServerConfig] = {}
-    for name, entry in entries.items():
-        server = _server_entry(str(name), entry, defaults, environ, problems, warnings)
-        if server is not None and not server.disabled:
-            servers[server.name] = server
-    if builtin.enabled and "builtin" in servers:
-        problems.append(
-            ConfigProblem(
-                server="builtin", key=None, message="the namespace 'builtin' is taken by the built-in tools"
-            )
-        )
-    if problems:
-        raise ConfigError(problems, origin)
-    return RuntimeConfig(servers=servers, builtin=builtin, source=origin, warnings=tuple(warnings))

@@ -60,9 +60,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from actors.loop import EventLoop
 from actors.mcp.elicitation import ElicitationPolicy
 from actors.mcp.elicitation import answer as elicitation_answer
-from actors.mcp.loop import EventLoop
 from actors.mcp.redaction import Redactor
 from actors.mcp.transport import CallOutcome, RemoteTool, ServerInfo, StartRefused, TransportEvents
 

@@ -67,21 +67,19 @@ class BuiltinActor(pykka.ThreadingActor):
                     self._call(message)
                 except Exception as exc:
                     logger.exception("builtin: %s/%s failed", self.namespace, message.tool)
-                    settle(message.reply, ToolResult.fail(ErrorType.EXECUTION, f"execution error: {exc!r}"))
+                    settle(message.reply, ToolResult.fail(ErrorType.EXECUTION, f"{exc!r}"))
         return None
 
     def _call(self, call: CallTool) -> None:
         name = f"{self.namespace}/{call.tool}"
         if self.runner.registry.get(name) is None:
-            settle(call.reply, ToolResult.fail(ErrorType.NOT_FOUND, f"not found: no built-in tool {name!r}"))
+            settle(call.reply, ToolResult.fail(ErrorType.NOT_FOUND, f"no built-in tool {name!r}"))
             return
         if not isinstance(call.arguments, Mapping):
             kind = type(call.arguments).__name__
             settle(
                 call.reply,
-                ToolResult.fail(
-                    ErrorType.VALIDATION, f"validation error: arguments must be an object, got {kind}"
-                ),
+                ToolResult.fail(ErrorType.VALIDATION, f"arguments must be an object, got {kind}"),
             )
             return
         timeout = DEFAULT_TIMEOUT if call.timeout is None else call.timeout
@@ -90,7 +88,7 @@ class BuiltinActor(pykka.ThreadingActor):
                 call.reply,
                 ToolResult.fail(
                     ErrorType.VALIDATION,
-                    f"validation error: timeout must be a positive number, got {timeout!r}",
+                    f"timeout must be a positive number, got {timeout!r}",
                 ),
             )
             return
@@ -99,9 +97,7 @@ class BuiltinActor(pykka.ThreadingActor):
         started = time.monotonic()
 
         def expire() -> None:
-            settle(
-                call.reply, ToolResult.fail(ErrorType.TIMEOUT, f"timeout: {name} took longer than {timeout}s")
-            )
+            settle(call.reply, ToolResult.fail(ErrorType.TIMEOUT, f"{name} took longer than {timeout}s"))
 
         def run() -> None:
             try:
@@ -109,15 +105,13 @@ class BuiltinActor(pykka.ThreadingActor):
                 with until(started + timeout):
                     result = self.runner.execute(name, arguments)
             except Exception as exc:  # execute raises only for a missing tool; be safe anyway
-                result = ToolResult.fail(ErrorType.EXECUTION, f"execution error: {exc!r}")
+                result = ToolResult.fail(ErrorType.EXECUTION, f"{exc!r}")
             self.timers.cancel(key)
             settle(call.reply, result)
 
         def cancel() -> None:
             self.timers.cancel(key)
-            settle(
-                call.reply, ToolResult.fail(ErrorType.CANCELLED, f"cancelled: {name}: the runtime stopped")
-            )
+            settle(call.reply, ToolResult.fail(ErrorType.CANCELLED, f"{name}: the runtime stopped"))
 
         self.timers.schedule(key, timeout, expire)
         self.work.put((run, cancel))

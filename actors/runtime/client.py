@@ -9,8 +9,9 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Any
 
+from actors.config import BuiltinConfig, RuntimeConfig
 from actors.mcp.adapter import TransportSource
-from actors.mcp.config import BuiltinConfig, RuntimeConfig, ServerConfig
+from actors.mcp.config import ServerConfig
 from actors.runtime.facade import Runtime
 from actors.runtime.messages import ServerStatus, ShutdownAll
 from actors.tools import ToolResult

@@ -17,9 +17,10 @@ from typing import Any
 
 import pykka
 
+from actors.config import RuntimeConfig, load_config
+from actors.loop import EventLoop
 from actors.mcp.adapter import TransportSource
-from actors.mcp.config import RuntimeConfig, ServerConfig, load_config
-from actors.mcp.loop import EventLoop
+from actors.mcp.config import ServerConfig
 from actors.runtime.builtin_actor import BuiltinActor
 from actors.runtime.messages import (
     CallTool,
@@ -179,20 +180,20 @@ class Runtime:
     ) -> ToolResult:
         """Call ``namespace/tool``. Always a `ToolResult`: failures are classified, never raised."""
         if self._closed:
-            return ToolResult.fail(ErrorType.CANCELLED, "cancelled: the runtime is shut down")
+            return ToolResult.fail(ErrorType.CANCELLED, "the runtime is shut down")
         namespace, sep, tool = name.partition("/")
         if not sep or not namespace or not tool:
-            return ToolResult.fail(ErrorType.NOT_FOUND, f"not found: {name!r} is not 'namespace/tool'")
+            return ToolResult.fail(ErrorType.NOT_FOUND, f"{name!r} is not 'namespace/tool'")
         if arguments is not None and not isinstance(arguments, Mapping):
             return ToolResult.fail(
                 ErrorType.VALIDATION,
-                f"validation error: arguments must be an object, got {type(arguments).__name__}",
+                f"arguments must be an object, got {type(arguments).__name__}",
             )
         if timeout is not None and not (
             isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0
         ):
             return ToolResult.fail(
-                ErrorType.VALIDATION, f"validation error: timeout must be a positive number, got {timeout!r}"
+                ErrorType.VALIDATION, f"timeout must be a positive number, got {timeout!r}"
             )
         message = CallTool(namespace=namespace, tool=tool, arguments=dict(arguments or {}), timeout=timeout)
         self._send(message)
@@ -204,7 +205,7 @@ class Runtime:
             result: ToolResult = message.reply.result(timeout=min(limit + _CALL_SLACK, threading.TIMEOUT_MAX))
         except concurrent.futures.TimeoutError:
             message.reply.cancel()
-            return ToolResult.fail(ErrorType.TIMEOUT, f"timeout: {name} gave no answer within {limit}s")
+            return ToolResult.fail(ErrorType.TIMEOUT, f"{name} gave no answer within {limit}s")
         return result
 
     def _send(self, call: CallTool) -> None:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pykka
 
+from actors.loop import EventLoop
 from actors.mcp.adapter import MCPToolAdapter, TransportSource
 from actors.mcp.config import ServerConfig
-from actors.mcp.loop import EventLoop
 from actors.runtime.messages import (
     CallTool,
     DescribeTools,
@@ -122,7 +122,7 @@ class RegistryActor(pykka.ThreadingActor):
             reply = getattr(message, "reply", None)
             if isinstance(message, CallTool):
                 # A call is always answered with a result, a broken one included.
-                settle(message.reply, ToolResult.fail(ErrorType.VALIDATION, f"validation error: {exc!r}"))
+                settle(message.reply, ToolResult.fail(ErrorType.VALIDATION, f"{exc!r}"))
             elif isinstance(reply, concurrent.futures.Future):
                 settle_exception(reply, exc)
             return reply
@@ -165,9 +165,7 @@ class RegistryActor(pykka.ThreadingActor):
         if not isinstance(call.namespace, str):
             settle(
                 call.reply,
-                ToolResult.fail(
-                    ErrorType.VALIDATION, f"validation error: the namespace {call.namespace!r} is not text"
-                ),
+                ToolResult.fail(ErrorType.VALIDATION, f"the namespace {call.namespace!r} is not text"),
             )
             return
         if call.namespace == BUILTIN_NAMESPACE and self.builtin is not None:
@@ -180,7 +178,7 @@ class RegistryActor(pykka.ThreadingActor):
                 call.reply,
                 ToolResult.fail(
                     ErrorType.NOT_FOUND,
-                    f"not found: no server for namespace {call.namespace!r} (known: {known})",
+                    f"no server for namespace {call.namespace!r} (known: {known})",
                 ),
             )
             return
@@ -241,7 +239,7 @@ class RegistryActor(pykka.ThreadingActor):
             try:
                 result: ToolResult = message.reply.result(timeout=timeout + _HANDLER_SLACK)
             except concurrent.futures.TimeoutError:
-                return ToolResult.fail(ErrorType.TIMEOUT, f"timeout: {ns}/{tool} gave no answer")
+                return ToolResult.fail(ErrorType.TIMEOUT, f"{ns}/{tool} gave no answer")
             return result
 
         return call

@@ -165,7 +165,7 @@ class ServerActor(pykka.ThreadingActor):
             logger.exception("%s: error handling %r", self.namespace, type(message).__name__)
             # Whoever waits on this message must still get an answer.
             if isinstance(message, CallTool):
-                settle(message.reply, ToolResult.fail(ErrorType.EXECUTION, f"execution error: {exc!r}"))
+                settle(message.reply, ToolResult.fail(ErrorType.EXECUTION, f"{exc!r}"))
             elif isinstance(reply := getattr(message, "reply", None), concurrent.futures.Future):
                 settle_exception(reply, exc)
             return None
@@ -220,20 +220,16 @@ class ServerActor(pykka.ThreadingActor):
         """Why ``call`` cannot go to the server (its arguments, its timeout, or the known tool
         list say so), or None."""
         if not isinstance(call.tool, str):
-            return ToolResult.fail(
-                ErrorType.VALIDATION, f"validation error: the tool name {call.tool!r} is not text"
-            )
+            return ToolResult.fail(ErrorType.VALIDATION, f"the tool name {call.tool!r} is not text")
         if not isinstance(call.arguments, Mapping):
             kind = type(call.arguments).__name__
-            return ToolResult.fail(
-                ErrorType.VALIDATION, f"validation error: arguments must be an object, got {kind}"
-            )
+            return ToolResult.fail(ErrorType.VALIDATION, f"arguments must be an object, got {kind}")
         if (problem := check_json(call.arguments, "arguments")) is not None:
-            return ToolResult.fail(ErrorType.VALIDATION, f"validation error: {problem}")
+            return ToolResult.fail(ErrorType.VALIDATION, f"{problem}")
         if call.timeout is not None and not (math.isfinite(call.timeout) and call.timeout > 0):
             return ToolResult.fail(
                 ErrorType.VALIDATION,
-                f"validation error: timeout must be a positive number, got {call.timeout!r}",
+                f"timeout must be a positive number, got {call.timeout!r}",
             )
         if self.tools is None:
             return None
@@ -241,7 +237,7 @@ class ServerActor(pykka.ThreadingActor):
         if spec is None:
             return ToolResult.fail(
                 ErrorType.NOT_FOUND,
-                f"not found: tool {call.tool!r} is not offered by server {self.namespace!r}",
+                f"tool {call.tool!r} is not offered by server {self.namespace!r}",
             )
         if (problem := validate_inputs(spec, call.arguments)) is not None:
             return ToolResult.fail(ErrorType.VALIDATION, problem)
@@ -260,7 +256,7 @@ class ServerActor(pykka.ThreadingActor):
                     call,
                     ToolResult.fail(
                         ErrorType.FAILED,
-                        f"failed: server {self.namespace!r} is failed after {self.restarts} restarts "
+                        f"server {self.namespace!r} is failed after {self.restarts} restarts "
                         f"({self.last_error}); start it explicitly to try again",
                     ),
                 )
@@ -272,8 +268,7 @@ class ServerActor(pykka.ThreadingActor):
                         call,
                         ToolResult.fail(
                             ErrorType.NOT_STARTED,
-                            f"not started: server {self.namespace!r} is not running "
-                            "and lazyStart is off; start it first",
+                            f"server {self.namespace!r} is not running and lazyStart is off; start it first",
                         ),
                     )
                     return
@@ -294,7 +289,7 @@ class ServerActor(pykka.ThreadingActor):
             try:
                 result = future.result()
             except BaseException as exc:  # the loop stopped or the task was cancelled
-                result = ToolResult.fail(ErrorType.CANCELLED, f"cancelled: {exc or type(exc).__name__}")
+                result = ToolResult.fail(ErrorType.CANCELLED, f"{exc or type(exc).__name__}")
             settle(call.reply, result)
             tell(ref, CallDone(call_id, result.success, result.error_type, result.duration_ms))
 
@@ -302,7 +297,7 @@ class ServerActor(pykka.ThreadingActor):
             future = self.adapter.invoke_future(call.tool, call.arguments, timeout, validated=validated)
         except Exception as exc:
             del self.in_flight[call_id]
-            self._answer(call, ToolResult.fail(ErrorType.CONNECTION, f"connection error: {exc}"))
+            self._answer(call, ToolResult.fail(ErrorType.CONNECTION, f"{exc}"))
             return
         future.add_done_callback(done)
 
@@ -350,7 +345,7 @@ class ServerActor(pykka.ThreadingActor):
                     call,
                     ToolResult.fail(
                         ErrorType.TIMEOUT,
-                        f"timeout: server {self.namespace!r} was not ready within {self._timeout(call)}s "
+                        f"server {self.namespace!r} was not ready within {self._timeout(call)}s "
                         f"(state {self.state})",
                     ),
                 )

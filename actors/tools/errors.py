@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["ErrorType", "ToolError"]
+__all__ = ["ErrorType", "ToolError", "error_label"]
 
 
 class ErrorType(StrEnum):
@@ -31,6 +31,26 @@ class ErrorType(StrEnum):
     """The server exhausted its restarts and waits for an explicit start."""
     CANCELLED = "cancelled"
     """The caller or a shutdown cancelled the call."""
+
+    @property
+    def label(self) -> str:
+        """The words a message of this type starts with (``"server error"``, ``"timeout"`` ...)."""
+        return _LABELS.get(self.value, self.value.replace("_", " "))
+
+
+_LABELS = {
+    "validation": "validation error",
+    "connection": "connection error",
+    "execution": "execution error",
+}
+
+
+def error_label(error_type: str) -> str:
+    """The label of ``error_type``: an `ErrorType`'s `label`, or free text as it is."""
+    try:
+        return ErrorType(error_type).label
+    except ValueError:
+        return str(error_type)
 
 
 class ToolError(Exception):

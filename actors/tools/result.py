@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from actors.tools.errors import error_label
+
 __all__ = ["ToolResult"]
 
 
@@ -32,7 +34,11 @@ class ToolResult(BaseModel):
 
     @classmethod
     def fail(cls, error_type: str, error: str, *, duration_ms: float = 0.0, **metadata: Any) -> ToolResult:
-        """A failed result of the given `ErrorType`."""
+        """A failed result of the given `ErrorType`; ``error`` is prefixed with the type's label
+        (``"timeout: ..."``) unless it already starts with it."""
+        label = error_label(error_type)
+        if error != label and not error.startswith(f"{label}:"):
+            error = f"{label}: {error}"
         return cls(
             success=False,
             error=error,

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from actors.mcp.config import ConfigError, RuntimeConfig, ServerConfig, load_config
+from actors.config import ConfigError, RuntimeConfig, load_config
+from actors.mcp.config import ServerConfig
 from tests.badinput.schema_strategies import json_values
 
 

@@ -10,14 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.mcp.config import (
-    LIFECYCLE_KEYS,
-    ConfigError,
-    RuntimeConfig,
-    ServerConfig,
-    ToolFilter,
-    load_config,
-)
+from actors.config import RuntimeConfig, load_config
+from actors.mcp.config import LIFECYCLE_KEYS, ConfigError, ServerConfig, ToolFilter
 
 STDIO = {"command": "mcp-server-time"}
 

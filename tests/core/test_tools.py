@@ -166,7 +166,14 @@ def test_tool_error_pickles_with_its_fields() -> None:
 def test_tool_result_text_joins_mcp_text_blocks() -> None:
     result = ToolResult.ok({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]})
     assert result.text == "a\nb"
-    assert ToolResult.fail("timeout", "too slow").text == "too slow"
+    assert ToolResult.fail("timeout", "too slow").text == "timeout: too slow"
+
+
+def test_tool_result_fail_labels_its_error_once() -> None:
+    assert ToolResult.fail("server_error", "boom").error == "server error: boom"
+    assert ToolResult.fail("server_error", "server error: boom").error == "server error: boom"
+    assert ToolResult.fail("timeout", "timeout").error == "timeout"
+    assert ToolResult.fail("RegistrationError", "taken").error == "RegistrationError: taken"
 
 
 json_values = st.recursive(

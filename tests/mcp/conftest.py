@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from actors.mcp.loop import EventLoop
+from actors.loop import EventLoop
 from actors.mcp.sdk_transport import SDKTransport
 from tests.servers.http import REPO_ROOT, HTTPServer
 

@@ -24,7 +24,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from actors.mcp.loop import THREAD_NAME, EventLoop
+from actors.loop import THREAD_NAME, EventLoop
 from actors.mcp.sdk_transport import MODERN_PROTOCOL, SDKTransport
 from actors.mcp.transport import Transport
 from tests.conftest import child_pids, wait_until
@@ -525,7 +525,7 @@ def test_mcp_server_time(loop: EventLoop) -> None:
 
 HOST_SCRIPT = """
 import sys, time
-from actors.mcp.loop import EventLoop
+from actors.loop import EventLoop
 from actors.mcp.sdk_transport import SDKTransport
 loop = EventLoop.start()
 transport = SDKTransport("stdio", command=sys.executable, args=["-m", "tests.servers.silent_server"],

@@ -1,0 +1,160 @@
+"""The runtime's configuration file: ``mcpServers`` (or VS Code's ``servers``), ``defaults`` and
+``builtin``, read by `load_config` into a `RuntimeConfig`.
+
+camelCase in files, snake_case in Python. Every bad value is rejected at load time with a
+message that names the server and the key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+
+from actors.mcp.config import (
+    LIFECYCLE_KEYS,
+    ConfigError,
+    ConfigProblem,
+    ServerConfig,
+    config_problems,
+    server_entry,
+)
+
+__all__ = ["BuiltinConfig", "ConfigError", "RuntimeConfig", "load_config"]
+
+
+class BuiltinConfig(BaseModel):
+    """The built-in tools: their namespace is ``builtin``, confined to ``workspace``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: StrictBool = True
+    workspace: str = "."
+
+
+class RuntimeConfig(BaseModel):
+    """Everything `Runtime.start` needs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    servers: dict[str, ServerConfig] = Field(default_factory=dict)
+    builtin: BuiltinConfig = Field(default_factory=BuiltinConfig)
+    source: str | None = None
+    """Where the configuration came from, for messages."""
+    warnings: tuple[str, ...] = ()
+    """Keys that were ignored (other hosts' keys), for ``mcp-actors check``."""
+
+
+def _read_json(path: Path, origin: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            [ConfigProblem(server=None, key=None, message=f"cannot read: {exc.strerror or exc}")], origin
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            [
+                ConfigProblem(
+                    server=None, key=None, message=f"not UTF-8 text: {exc.reason} at byte {exc.start}"
+                )
+            ],
+            origin,
+        ) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            [ConfigProblem(server=None, key=None, message=f"not JSON: {exc.msg} at line {exc.lineno}")],
+            origin,
+        ) from None
+    except (ValueError, RecursionError) as exc:  # a 5000-digit number, nesting past the stack
+        raise ConfigError(
+            [ConfigProblem(server=None, key=None, message=f"not usable JSON: {exc}")], origin
+        ) from None
+
+
+def _first_non_string_key(value: Any, depth: int = 0) -> Any:
+    """A key that is not a string anywhere in ``value`` (dicts from Python, not JSON), or None."""
+    if depth > 50:
+        return None
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            if not isinstance(key, str):
+                return key
+            if (found := _first_non_string_key(inner, depth + 1)) is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for inner in value:
+            if (found := _first_non_string_key(inner, depth + 1)) is not None:
+                return found
+    return None
+
+
+def load_config(
+    source: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig,
+    environ: Mapping[str, str] | None = None,
+) -> RuntimeConfig:
+    """Read a configuration from a JSON file path or a dict in ``mcpServers`` form.
+
+    VS Code's ``servers`` key is read too. Raises `ConfigError` naming every bad server and key.
+    """
+    if isinstance(source, RuntimeConfig):
+        return source
+    environ = os.environ if environ is None else environ
+    origin: str | None = None
+    data: Any = source
+    if isinstance(source, str | os.PathLike):
+        origin = str(source)
+        data = _read_json(Path(source), origin)
+    if not isinstance(data, Mapping):
+        raise ConfigError([ConfigProblem(server=None, key=None, message="must be a JSON object")], origin)
+    if (key := _first_non_string_key(data)) is not None:
+        raise ConfigError(
+            [ConfigProblem(server=None, key=None, message=f"keys must be strings, found {key!r}")], origin
+        )
+
+    problems: list[ConfigProblem] = []
+    warnings: list[str] = []
+    for key in data:
+        if key not in {"mcpServers", "servers", "defaults", "builtin", "inputs", "$schema"}:
+            problems.append(ConfigProblem(server=None, key=key, message="unknown top-level key"))
+    entries = data.get("mcpServers", data.get("servers", {}))
+    defaults = data.get("defaults", {})
+    if not isinstance(entries, Mapping):
+        problems.append(ConfigProblem(server=None, key="mcpServers", message="must be an object"))
+        entries = {}
+    if not isinstance(defaults, Mapping):
+        problems.append(ConfigProblem(server=None, key="defaults", message="must be an object"))
+        defaults = {}
+    for key in defaults:
+        if key not in LIFECYCLE_KEYS:
+            problems.append(ConfigProblem(server=None, key=f"defaults.{key}", message="not a lifecycle key"))
+
+    builtin = BuiltinConfig()
+    try:
+        builtin = BuiltinConfig.model_validate(data.get("builtin", {}))
+    except ValidationError as exc:
+        problems.extend(
+            ConfigProblem(server=None, key=f"builtin.{p.key}", message=p.message)
+            for p in config_problems(None, exc)
+        )
+
+    servers: dict[str, ServerConfig] = {}
+    for name, entry in entries.items():
+        server = server_entry(str(name), entry, defaults, environ, problems, warnings)
+        if server is not None and not server.disabled:
+            servers[server.name] = server
+    if builtin.enabled and "builtin" in servers:
+        problems.append(
+            ConfigProblem(
+                server="builtin", key=None, message="the namespace 'builtin' is taken by the built-in tools"
+            )
+        )
+    if problems:
+        raise ConfigError(problems, origin)
+    return RuntimeConfig(servers=servers, builtin=builtin, source=origin, warnings=tuple(warnings))
