@@ -24,7 +24,14 @@ from actors.mcp.config import ServerConfig, ToolFilter
 from actors.mcp.inference import infer_capabilities
 from actors.mcp.redaction import Redactor
 from actors.mcp.slots import infer_resource_slots
-from actors.mcp.transport import CallOutcome, RemoteTool, ServerInfo, Transport, TransportEvents
+from actors.mcp.transport import (
+    CallOutcome,
+    RemoteTool,
+    ServerInfo,
+    ServerReplyError,
+    Transport,
+    TransportEvents,
+)
 from actors.tools import (
     ErrorType,
     ToolError,
@@ -49,16 +56,14 @@ _GUARD_SLACK = 1.0
 
 def classify(exc: BaseException) -> tuple[ErrorType, str]:
     """The `ErrorType` of an exception from a transport, and a message that starts with its label."""
-    from mcp import MCPError
-
     if isinstance(exc, ToolError):
         known = {member.value for member in ErrorType}
         kind = ErrorType(exc.error_type) if exc.error_type in known else ErrorType.SERVER_ERROR
         return kind, f"{error_label(kind)}: {exc.details or exc}"
     if isinstance(exc, TimeoutError):
         return ErrorType.TIMEOUT, f"timeout: {exc}" if str(exc) else "timeout"
-    if isinstance(exc, MCPError):
-        return ErrorType.SERVER_ERROR, f"server error: {exc} (code {exc.code})"
+    if isinstance(exc, ServerReplyError):
+        return ErrorType.SERVER_ERROR, f"server error: {exc}"
     if isinstance(
         exc,
         ConnectionError | OSError | anyio.BrokenResourceError | anyio.ClosedResourceError | anyio.EndOfStream,

@@ -64,7 +64,14 @@ from actors.loop import EventLoop
 from actors.mcp.elicitation import ElicitationPolicy
 from actors.mcp.elicitation import answer as elicitation_answer
 from actors.mcp.redaction import Redactor
-from actors.mcp.transport import CallOutcome, RemoteTool, ServerInfo, StartRefused, TransportEvents
+from actors.mcp.transport import (
+    CallOutcome,
+    RemoteTool,
+    ServerInfo,
+    ServerReplyError,
+    StartRefused,
+    TransportEvents,
+)
 
 __all__ = ["KINDS", "MODERN_PROTOCOL", "PROTOCOLS", "SDKTransport"]
 
@@ -387,7 +394,7 @@ class SDKTransport:
                     if exc.code == types.REQUEST_TIMEOUT:
                         raise TimeoutError(f"{self._label}: {what} timed out: {exc.message}") from exc
                     if not self._is_connection_error(exc):
-                        raise
+                        raise ServerReplyError(exc.message, exc.code) from exc
                     cause = exc
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError, httpx2.TransportError) as exc:
                     cause = exc

@@ -10,7 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["CallOutcome", "RemoteTool", "ServerInfo", "StartRefused", "Transport", "TransportEvents"]
+__all__ = [
+    "CallOutcome",
+    "RemoteTool",
+    "ServerInfo",
+    "ServerReplyError",
+    "StartRefused",
+    "Transport",
+    "TransportEvents",
+]
 
 
 class StartRefused(ConnectionError):
@@ -19,6 +27,22 @@ class StartRefused(ConnectionError):
     For example: the command does not exist, or the server does not speak the pinned protocol.
     The runtime marks such a server ``failed`` at once instead of restarting it.
     """
+
+
+class ServerReplyError(Exception):
+    """The server answered a request with a JSON-RPC error.
+
+    Transports raise it in place of their SDK's own error type, so that classifying a failure
+    never needs the SDK (importing it on the event-loop thread would stall every server).
+    """
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+    def __str__(self) -> str:
+        return f"{self.message} (code {self.code})"
 
 
 @dataclass(frozen=True)
@@ -76,7 +100,7 @@ class Transport(Protocol):
     reached or dies during the handshake; requests raise ``ConnectionError`` when the peer
     has died (fast: in-flight requests fail as soon as the death is seen), ``TimeoutError``
     when ``timeout`` runs out (after telling the server the request is cancelled), and
-    ``mcp.MCPError`` (or any other exception) for an error the server answered with.
+    `ServerReplyError` (or any other exception) for an error the server answered with.
     """
 
     kind: str

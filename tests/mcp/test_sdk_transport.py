@@ -21,12 +21,11 @@ from typing import Any
 import anyio
 import mcp.client.session
 import pytest
-from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from actors.loop import THREAD_NAME, EventLoop
 from actors.mcp.sdk_transport import MODERN_PROTOCOL, SDKTransport
-from actors.mcp.transport import Transport
+from actors.mcp.transport import ServerReplyError, Transport
 from tests.conftest import child_pids, wait_until
 from tests.mcp.conftest import Recorder, stdio_transport
 from tests.servers.http import REPO_ROOT, HTTPServer
@@ -219,10 +218,10 @@ def test_tool_error_is_an_error_result(loop: EventLoop, session: SDKTransport) -
 
 def test_unknown_tool_is_refused(loop: EventLoop, session: SDKTransport) -> None:
     # MCPServer answers an unknown tool with an isError result (mcp-server-time with -32602:
-    # see test_mcp_server_time); a JSON-RPC error would raise MCPError.
+    # see test_mcp_server_time); a JSON-RPC error would raise ServerReplyError.
     try:
         outcome = loop.run(session.call_tool, "no_such_tool", {}, 10, timeout=15)
-    except MCPError:
+    except ServerReplyError:
         return
     assert outcome.is_error
 
@@ -516,7 +515,7 @@ def test_mcp_server_time(loop: EventLoop) -> None:
         assert not outcome.is_error
         assert outcome.structured_content is not None
         assert outcome.structured_content["timezone"] == "UTC"
-        with pytest.raises(MCPError) as refused:
+        with pytest.raises(ServerReplyError) as refused:
             loop.run(transport.call_tool, "no_such_tool", {}, 15, timeout=20)
         assert refused.value.code == -32602
     finally:
