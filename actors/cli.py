@@ -74,7 +74,7 @@ def _capabilities(spec: ToolSpec) -> str:
 
 def _tools(args: argparse.Namespace, out: TextIO) -> int:
     config, _ = resolve_config(args.config)
-    with Runtime.start(config) as rt:
+    with Runtime.start(config, handle_signals=True) as rt:
         tools = rt.list_tools(timeout=args.timeout)
         if args.json:
             json.dump(
@@ -116,7 +116,7 @@ def _call(args: argparse.Namespace, out: TextIO) -> int:
         print("error: arguments must be a JSON object", file=sys.stderr)
         return 2
     config, _ = resolve_config(args.config)
-    with Runtime.start(config) as rt:
+    with Runtime.start(config, handle_signals=True) as rt:
         result = rt.call_tool(args.tool, arguments, timeout=args.timeout)
     return _print_result(result, args.json, out)
 
@@ -135,7 +135,7 @@ def _print_result(result: ToolResult, as_json: bool, out: TextIO) -> int:
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     config, source = resolve_config(args.config)
     interactive = out.isatty()
-    with Runtime.start(config) as rt:
+    with Runtime.start(config, handle_signals=True) as rt:
         out.write(f"mcp-actors: running {len(config.servers)} servers from {source}; Ctrl-C stops\n")
         try:
             while True:
@@ -172,7 +172,7 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
 
     config = load_config(default_config(args.workspace))
     say("mcp-actors demo: the built-in default configuration (the demo server + built-in tools)\n")
-    with Runtime.start(config) as rt:
+    with Runtime.start(config, handle_signals=True) as rt:
         say("1. Started. No server process runs until its first call (lazy start):")
         say(status_table(rt.status()) + "\n")
         started = time.monotonic()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from actors.config import load_config
+from actors.procfs import is_alive
 from actors.runtime import Runtime, ServerStatus
 from actors.tools import ToolRegistry, ToolResult, ToolRunner, ToolSpec
 
@@ -25,14 +26,6 @@ def _json_or_text(value: str) -> Any:
         return json.loads(value)
     except ValueError:
         return value
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 class robotlib:
@@ -147,7 +140,7 @@ class robotlib:
         """Fail if any server process this library saw is still alive after ``timeout``."""
         deadline = time.monotonic() + float(timeout)
         while True:
-            alive = sorted(pid for pid in self._pids if _alive(pid))
+            alive = sorted(pid for pid in self._pids if is_alive(pid))
             if not alive:
                 return
             if time.monotonic() > deadline:

@@ -6,31 +6,18 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+
+from actors import procfs
 
 # Threads that the interpreter or a test runner plugin may start and keep on purpose.
 _ALLOWED_THREAD_PREFIXES = ("pytest_timeout", "asyncio_")
 
 
 def child_pids() -> set[int]:
-    """Live (non-zombie) child processes of this process, read from /proc."""
-    me = os.getpid()
-    children: set[int] = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # The command name may contain spaces and parentheses: split after the last ')'.
-        fields = stat.rsplit(")", 1)[1].split()
-        state, ppid = fields[0], int(fields[1])
-        if ppid == me and state != "Z":
-            children.add(int(entry.name))
-    return children
+    """Live (non-zombie) child processes of this process."""
+    return procfs.child_pids(os.getpid())
 
 
 def _extra_threads(before: set[int]) -> list[threading.Thread]:

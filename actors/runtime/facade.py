@@ -120,11 +120,15 @@ class Runtime:
         config: RuntimeConfig | Mapping[str, Any] | str | Path | None = None,
         *,
         transports: Mapping[str, TransportSource] | None = None,
+        handle_signals: bool = False,
     ) -> Runtime:
         """Start the actors for ``config`` (a `RuntimeConfig`, a dict in ``mcpServers`` form,
         or a JSON file path). No server process starts until its first call.
 
         ``transports`` replaces the transport of named servers (for test doubles).
+        ``handle_signals``: turn SIGTERM into ``SystemExit`` so that ``with`` blocks unwind and
+        servers shut down; for programs that own the process (the command does), not for a
+        library embedded in a host, which keeps its own handlers.
         """
         resolved = RuntimeConfig() if config is None else load_config(config)
         loop = EventLoop.start()
@@ -159,7 +163,8 @@ class Runtime:
             registry.tell(RegisterServer(server, transport))
         with _live_lock:
             _live.add(runtime)
-            _install_sigterm()
+            if handle_signals:
+                _install_sigterm()
         return runtime
 
     # ---- the actor system ---------------------------------------------------------------

@@ -261,7 +261,7 @@ def test_host_stopped_by_a_signal_shuts_servers_down_cleanly(tmp_path: Path, sig
             sys.path.insert(0, {str(ROOT)!r})
             from actors import Runtime
             from tests.runtime.conftest import config, stdio_server
-            with Runtime.start(config({{"fx": stdio_server()}})) as rt:
+            with Runtime.start(config({{"fx": stdio_server()}}), handle_signals=True) as rt:
                 assert rt.call_tool("fx/echo", {{"text": "x"}}, timeout=30).success
                 print(rt.status("fx")[0].pid, flush=True)
                 time.sleep(60)
@@ -284,6 +284,15 @@ def test_host_stopped_by_a_signal_shuts_servers_down_cleanly(tmp_path: Path, sig
         for stream in (host.stdout, host.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_an_embedded_runtime_leaves_the_hosts_signal_handlers_alone() -> None:
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    with Runtime.start(config({"fx": stdio_server()})):
+        assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+    with Runtime.start(config({"fx": stdio_server()}), handle_signals=True):
+        assert signal.getsignal(signal.SIGTERM) is not before[0]
+    assert signal.getsignal(signal.SIGTERM) == before[0]
 
 
 def test_a_command_that_does_not_exist_fails_at_once_without_restarts() -> None:
