@@ -3,7 +3,7 @@
 Nothing here knows about MCP or actors.
 """
 
-from actors.tools.errors import ErrorType, ToolError, error_label
+from actors.tools.errors import ErrorType, ToolError, duration_text, error_label
 from actors.tools.registry import ToolRegistry
 from actors.tools.result import ToolResult
 from actors.tools.runner import LifecycleHook, LifecycleStage, ToolRunner, check_json, validate_inputs
@@ -22,6 +22,7 @@ __all__ = [
     "ToolRunner",
     "ToolSpec",
     "check_json",
+    "duration_text",
     "error_label",
     "split_name",
     "validate_inputs",

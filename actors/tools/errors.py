@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["ErrorType", "ToolError", "error_label"]
+__all__ = ["ErrorType", "ToolError", "duration_text", "error_label"]
 
 
 class ErrorType(StrEnum):
@@ -43,6 +43,11 @@ _LABELS = {
     "connection": "connection error",
     "execution": "execution error",
 }
+
+
+def duration_text(seconds: float) -> str:
+    """Seconds for a message, rounded to what a reader needs: ``30 s``, ``0.25 s``, ``12.3 s``."""
+    return f"{seconds:.3g} s" if seconds < 1000 else f"{seconds:.0f} s"
 
 
 def error_label(error_type: str) -> str:
