@@ -10,6 +10,14 @@ shielded cleanup still runs) before the loop ends.
 The loop boundary is guarded: no ``BaseException`` (``CancelledError``, an exception group
 holding one) ever reaches a caller's thread. A coroutine cancelled by the loop stopping fails
 its future with ``ConnectionError``; any other ``BaseException`` becomes ``RuntimeError``.
+
+A lag probe (off by default) measures how late the loop wakes a task that sleeps for a fixed
+interval: anything that blocks the loop thread (an import, a file read, a long parse) shows up
+as lag, for every transport at once. Each loop keeps its worst lag (`EventLoop.max_lag`); the
+class keeps the worst of all loops (`EventLoop.worst_lag`), so a test harness sees the loops
+that runtimes create and stop on their own. Turn it on for one loop with
+``lag_probe_interval``, or for every loop created afterwards with
+``EventLoop.default_lag_probe_interval``.
 """
 
 from __future__ import annotations
@@ -17,16 +25,20 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import enum
 import logging
+import math
 import threading
+import time
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, TypeVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final, Literal, TypeVar
 
 import anyio
 import anyio.abc
 from anyio.from_thread import BlockingPortal
 
-__all__ = ["THREAD_NAME", "EventLoop"]
+__all__ = ["THREAD_NAME", "EventLoop", "LoopLag"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,18 +48,58 @@ _T = TypeVar("_T")
 
 _START_TIMEOUT = 10.0
 _DEFAULT_STOP_TIMEOUT = 10.0
+_DEFAULT_RUN_TIMEOUT = 60.0
+
+
+class _Default(enum.Enum):
+    CLASS = enum.auto()
+
+
+_CLASS_DEFAULT: Final = _Default.CLASS
+
+
+@dataclass(frozen=True)
+class LoopLag:
+    """One lag measurement: how late the loop named ``loop`` woke its probe."""
+
+    seconds: float
+    loop: str
+    at: float
+    """When it was measured (``time.monotonic()``)."""
 
 
 class EventLoop:
     """One thread running an asyncio event loop behind an anyio `BlockingPortal`."""
 
+    default_lag_probe_interval: ClassVar[float | None] = None
+    """The lag probe interval of loops created without one; None: no probe."""
+
     _shared: ClassVar[EventLoop | None] = None
     _shared_count: ClassVar[int] = 0
     _shared_lock: ClassVar[threading.Lock] = threading.Lock()
     _by_thread: ClassVar[dict[int, EventLoop]] = {}
+    _worst_lag: ClassVar[LoopLag | None] = None
+    _worst_lock: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(self, name: str = THREAD_NAME) -> None:
-        """Create a stopped loop; `start` (or the ``EventLoop.start()`` classmethod) runs it."""
+    def __init__(
+        self,
+        name: str = THREAD_NAME,
+        *,
+        lag_probe_interval: float | Literal[_Default.CLASS] | None = _CLASS_DEFAULT,
+    ) -> None:
+        """Create a stopped loop; `start` (or the ``EventLoop.start()`` classmethod) runs it.
+
+        ``lag_probe_interval``: seconds between lag measurements, None for none; by default
+        `default_lag_probe_interval` as it is when the loop is created.
+        """
+        interval = (
+            self.default_lag_probe_interval if lag_probe_interval is _CLASS_DEFAULT else lag_probe_interval
+        )
+        if interval is not None and not (math.isfinite(interval) and interval > 0):
+            raise ValueError(f"lag_probe_interval must be a positive number of seconds, got {interval!r}")
+        self.lag_probe_interval: float | None = interval
+        self._max_lag = 0.0
+        self._lag_lock = threading.Lock()
         self._name = name
         self._lock = threading.Lock()
         self._started = threading.Event()
@@ -63,9 +115,14 @@ class EventLoop:
     # -- lifecycle -----------------------------------------------------------------------
 
     @classmethod
-    def start(cls, name: str = THREAD_NAME) -> EventLoop:
+    def start(
+        cls,
+        name: str = THREAD_NAME,
+        *,
+        lag_probe_interval: float | Literal[_Default.CLASS] | None = _CLASS_DEFAULT,
+    ) -> EventLoop:
         """Create a loop and run it on its own thread; return once it accepts work."""
-        loop = cls(name)
+        loop = cls(name, lag_probe_interval=lag_probe_interval)
         loop._launch()
         return loop
 
@@ -98,6 +155,8 @@ class EventLoop:
         async with BlockingPortal() as portal, anyio.create_task_group() as services:
             self._services = services
             self._portal = portal
+            if self.lag_probe_interval is not None:
+                services.start_soon(self._probe_lag, self.lag_probe_interval, name="lag probe")
             self._started.set()
             await self._stop_requested.wait()
             # Owners first: their shielded cleanup (closing sessions, reaping children) runs
@@ -146,6 +205,48 @@ class EventLoop:
     def thread(self) -> threading.Thread | None:
         """The loop's thread (None before `start`)."""
         return self._thread
+
+    # -- lag -------------------------------------------------------------------------------
+
+    @property
+    def max_lag(self) -> float:
+        """The worst lag in seconds since the loop started or `reset_max_lag` (0 without a probe)."""
+        return self._max_lag
+
+    def reset_max_lag(self) -> float:
+        """Return `max_lag` and start measuring afresh."""
+        with self._lag_lock:
+            worst, self._max_lag = self._max_lag, 0.0
+        return worst
+
+    @classmethod
+    def worst_lag(cls) -> LoopLag | None:
+        """The worst lag of any loop (running or stopped) since `reset_worst_lag`."""
+        return cls._worst_lag
+
+    @classmethod
+    def reset_worst_lag(cls) -> LoopLag | None:
+        """Return `worst_lag` and start measuring afresh, for every loop."""
+        with cls._worst_lock:
+            worst, cls._worst_lag = cls._worst_lag, None
+        return worst
+
+    async def _probe_lag(self, interval: float) -> None:
+        while True:
+            due = time.monotonic() + interval
+            await anyio.sleep(interval)
+            now = time.monotonic()
+            lag = max(0.0, now - due)
+            # Locks only for a new worst: the usual sample costs two comparisons.
+            if lag > self._max_lag:
+                with self._lag_lock:
+                    self._max_lag = max(self._max_lag, lag)
+            worst = EventLoop._worst_lag
+            if worst is None or lag > worst.seconds:
+                with EventLoop._worst_lock:
+                    worst = EventLoop._worst_lag
+                    if worst is None or lag > worst.seconds:
+                        EventLoop._worst_lag = LoopLag(lag, self._name, now)
 
     # -- the shared instance -------------------------------------------------------------
 
@@ -232,8 +333,11 @@ class EventLoop:
             raise RuntimeError("the event loop is not running") from None
         return outer
 
-    def run(self, fn: Callable[..., Awaitable[_T]], *args: Any, timeout: float | None) -> _T:
-        """Run ``fn(*args)`` on the loop and wait; on timeout cancel it and raise ``TimeoutError``."""
+    def run(self, fn: Callable[..., Awaitable[_T]], *args: Any, timeout: float = _DEFAULT_RUN_TIMEOUT) -> _T:
+        """Run ``fn(*args)`` on the loop and wait at most ``timeout`` seconds (finite); on timeout
+        cancel it and raise ``TimeoutError``."""
+        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout >= 0):
+            raise ValueError(f"timeout must be a finite number of seconds, got {timeout!r}")
         future = self.submit(fn, *args)
         concurrent.futures.wait([future], timeout)
         if not future.done():

@@ -1,4 +1,6 @@
-"""Fixtures for every test: no test may leave a thread or a child process behind."""
+"""Guards for every test: no test may leave a thread or a child process behind, lag an event
+loop beyond 100 ms (tests/harness/loop_lag.py), or skip without being allowed to
+(tests/harness/skips.py, tests/allowed-skips.txt)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from actors import procfs
+
+pytest_plugins = ("tests.harness.loop_lag", "tests.harness.skips")
 
 # Threads that the interpreter or a test runner plugin may start and keep on purpose.
 _ALLOWED_THREAD_PREFIXES = ("pytest_timeout", "asyncio_")

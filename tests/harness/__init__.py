@@ -1,0 +1,1 @@
+"""The pytest harness's own guards (loop lag, skips) and their tests."""
