@@ -13,6 +13,22 @@ from actors.mcp.config import ServerConfig
 from actors.mcp.mock import MockTransport
 from actors.runtime import MCPClient, MCPRegistry
 
+# How long "health check disabled" watches for probes: many times the intervals the other
+# scenarios probe at (0.15 s), so probes at any short interval would be seen.
+NO_PROBE_WINDOW = 1.0
+
+
+class CountingMock(MockTransport):
+    """A `MockTransport` that counts the health probes it answers."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.probes = 0
+
+    async def probe(self) -> None:
+        self.probes += 1
+        await super().probe()
+
 
 def _client_config(context: Context, name: str, **keys: Any) -> None:
     context.client_config = ServerConfig(name=name, command="github-mcp-server", **keys)
@@ -40,17 +56,17 @@ def step_config_health(context: Context, name: str, seconds: float) -> None:
 
 @given('a mock MCP transport with tool "{tool}"')
 def step_mock(context: Context, tool: str) -> None:
-    context.mock = MockTransport([tool], {tool: lambda args: {"items": ["a", "b"]}})
+    context.mock = CountingMock([tool], {tool: lambda args: {"items": ["a", "b"]}})
 
 
 @given('a mock MCP transport with tool "{tool}" that crashes after {count:d} call')
 def step_mock_crashing(context: Context, tool: str, count: int) -> None:
-    context.mock = MockTransport([tool], crash_after=count)
+    context.mock = CountingMock([tool], crash_after=count)
 
 
 @given("a mock MCP transport with full capabilities")
 def step_mock_full(context: Context) -> None:
-    context.mock = MockTransport.full_capabilities(["list_repos"])
+    context.mock = CountingMock.full_capabilities(["list_repos"])
 
 
 @when("I create an MCP client")
@@ -95,6 +111,9 @@ def step_state(context: Context, state: str) -> None:
 @then("the MCP client should be connected")
 def step_connected(context: Context) -> None:
     assert context.client.connected, context.client.status()
+    # Each scenario that checks this connects once: a second start (or an idle stop and a
+    # lazy start again) would be a second connect.
+    assert context.mock.connects == 1, f"{context.mock.connects} connects: {context.client.status()}"
 
 
 @then("the MCP client should not be connected")
@@ -115,6 +134,11 @@ def step_restarts(context: Context, count: int) -> None:
 @then("the MCP client health check failures should be {count:d}")
 def step_health_failures(context: Context, count: int) -> None:
     assert context.client.health_check_failures == count, context.client.status()
+    if context.client_config.health_check_interval == 0:
+        # Disabled means no probe at all: watch for a while, then count what the server saw.
+        time.sleep(NO_PROBE_WINDOW)
+        assert context.mock.probes == 0, f"{context.mock.probes} health probes ran"
+        assert context.client.health_check_failures == 0, context.client.status()
 
 
 @then("the MCP adapter capability metadata should have {feature} true")

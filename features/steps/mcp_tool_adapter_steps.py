@@ -32,8 +32,11 @@ def _adapter(context: Context, transport: MockTransport, *, connect: bool, **key
     context.transport = transport
     context.adapter = MCPToolAdapter(_config(**keys), transport)
     context.add_cleanup(context.adapter.disconnect)
+    # The connects the server should have seen so far: a connect of a connected adapter adds none.
+    context.expected_connects = 0
     if connect:
         context.adapter.connect()
+        context.expected_connects = 1
     return context.adapter
 
 
@@ -174,7 +177,10 @@ def step_empty_registry(context: Context) -> None:
 
 @when("I connect the adapter")
 def step_connect(context: Context) -> None:
+    was_connected = context.adapter.connected
     context.adapter.connect()
+    if not was_connected:
+        context.expected_connects += 1
 
 
 @when("I connect the adapter expecting error")
@@ -197,6 +203,7 @@ def step_disconnect(context: Context) -> None:
 @when("I reconnect the adapter")
 def step_reconnect(context: Context) -> None:
     context.adapter.reconnect()
+    context.expected_connects += 1
 
 
 @when("I reconnect the adapter expecting error")
@@ -270,6 +277,10 @@ def step_transport_name(context: Context, kind: str) -> None:
 @then("the adapter should be connected")
 def step_connected(context: Context) -> None:
     assert context.adapter.connected
+    assert context.transport.connected, "the adapter says connected, the server does not"
+    assert context.transport.connects == context.expected_connects, (
+        f"{context.transport.connects} connects, expected {context.expected_connects}"
+    )
 
 
 @then("the adapter should not be connected")

@@ -148,9 +148,7 @@ def step_tell_call(context: Context, name: str) -> None:
 @when('the agent host asks the registry with a CallTool for "{name}"')
 def step_ask_call(context: Context, name: str) -> None:
     context.supervision_message = CallTool.named(name, {}, timeout=5)
-    began = time.monotonic()
     context.supervision_future = context.runtime.registry.ask(context.supervision_message, timeout=WAIT)
-    context.supervision_ask_seconds = time.monotonic() - began
 
 
 @then("the ask answered at once with the message's own reply slot")
@@ -158,8 +156,9 @@ def step_ask_answer(context: Context) -> None:
     future = context.supervision_future
     assert isinstance(future, concurrent.futures.Future), future
     assert future is context.supervision_message.reply
+    # The call takes 0.5 s at the server: an ask that waited for it would find it done. No clock
+    # is read, so a slow machine cannot fail this (only an ask slower than the call itself).
     assert not future.done(), "the ask waited for the server"
-    assert context.supervision_ask_seconds < 0.4, context.supervision_ask_seconds
 
 
 @then("the CallTool reply slot holds a successful result within {seconds:g} seconds")
