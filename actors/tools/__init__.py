@@ -4,12 +4,15 @@ Nothing here knows about MCP or actors.
 """
 
 from actors.tools.errors import ErrorType, ToolError, duration_text, error_label
+from actors.tools.json_check import DEFAULT_MAX_ARGUMENT_BYTES, check_json
 from actors.tools.registry import ToolRegistry
 from actors.tools.result import ToolResult
-from actors.tools.runner import LifecycleHook, LifecycleStage, ToolRunner, check_json, validate_inputs
+from actors.tools.runner import LifecycleHook, LifecycleStage, ToolRunner
+from actors.tools.schema import validate_inputs
 from actors.tools.spec import ResourceSlot, ToolCapabilities, ToolHandler, ToolSpec, split_name
 
 __all__ = [
+    "DEFAULT_MAX_ARGUMENT_BYTES",
     "ErrorType",
     "LifecycleHook",
     "LifecycleStage",

@@ -2,59 +2,26 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-import jsonschema
-
 from actors.tools.errors import ErrorType, ToolError
+from actors.tools.json_check import check_json
 from actors.tools.registry import ToolRegistry
 from actors.tools.result import ToolResult
+from actors.tools.schema import validate_inputs
 from actors.tools.spec import ToolSpec
 
-__all__ = ["LifecycleHook", "LifecycleStage", "ToolRunner", "check_json", "validate_inputs"]
+__all__ = ["LifecycleHook", "LifecycleStage", "ToolRunner"]
 
 logger = logging.getLogger(__name__)
 
 LifecycleStage = Literal["discover", "activate", "execute", "deactivate"]
 LifecycleHook = Callable[[LifecycleStage, str], None]
 """Called with the stage and the tool name (``"*"`` for discover) after each stage."""
-
-
-def check_json(value: Any, what: str) -> str | None:
-    """Return why ``value`` is not strict JSON, or None if it is.
-
-    Strict: no NaN or infinity, object keys that are strings (``json`` would quietly turn
-    ``1`` into ``"1"``), and text that encodes as UTF-8 (no lone surrogates).
-    """
-    try:
-        # First: it also refuses circular structures, which the key walk below would not end on.
-        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
-        if (key := _non_string_key(value)) is not None:
-            return f"{what} are not JSON-serialisable: object key {key!r} is not a string"
-    except RecursionError:
-        return f"{what} are not JSON-serialisable: nested too deeply"
-    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
-        return f"{what} are not JSON-serialisable: {exc}"
-    return None
-
-
-def _non_string_key(value: Any) -> Any:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for key, inner in item.items():
-                if not isinstance(key, str):
-                    return key
-                stack.append(inner)
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
-    return None
 
 
 class ToolRunner:
@@ -130,30 +97,11 @@ class ToolRunner:
         if isinstance(value, ToolResult):
             return value
         output = value if isinstance(value, dict) else {"result": value}
-        if (problem := check_json(output, "outputs")) is not None:
+        # Outputs have no size limit: what a local tool returns is the host's own to judge.
+        if (problem := check_json(output, "outputs", max_bytes=None)) is not None:
             return ToolResult.fail(ErrorType.VALIDATION, problem)
         return ToolResult.ok(output)
 
     def _emit(self, stage: LifecycleStage, name: str) -> None:
         for hook in self.hooks:
             hook(stage, name)
-
-
-def validate_inputs(spec: ToolSpec, inputs: dict[str, Any]) -> str | None:
-    """Return why ``inputs`` break ``spec.input_schema`` (every error, briefly), or None."""
-    try:
-        validator = spec.input_validator
-    except jsonschema.SchemaError as exc:
-        return f"validation error: the tool's input schema is invalid: {exc.message}"
-    try:
-        errors = sorted(validator.iter_errors(inputs), key=lambda e: list(e.absolute_path))
-    except RecursionError:
-        return f"validation error for {spec.name}: the arguments are nested too deeply"
-    if not errors:
-        return None
-    parts = []
-    for error in errors[:5]:
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        parts.append(f"{where}: {error.message}")
-    more = f" (+{len(errors) - 5} more)" if len(errors) > 5 else ""
-    return f"validation error for {spec.name}: " + "; ".join(parts) + more

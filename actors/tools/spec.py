@@ -10,6 +10,8 @@ import jsonschema
 from jsonschema.protocols import Validator
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from actors.tools.schema import input_validator_for
+
 __all__ = ["ResourceSlot", "ToolCapabilities", "ToolHandler", "ToolSpec", "split_name"]
 
 ToolHandler = Callable[[dict[str, Any]], Any]
@@ -80,9 +82,20 @@ class ToolSpec(BaseModel):
         return split_name(self.name)[1]
 
     @functools.cached_property
+    def compiled_input_schema(self) -> Validator | str:
+        """A validator for ``input_schema``, compiled once, or why the schema is not valid.
+
+        Its regular expressions run with a timeout (see `actors.tools.schema`).
+        """
+        try:
+            return input_validator_for(self.input_schema)
+        except jsonschema.SchemaError as exc:
+            return exc.message
+
+    @property
     def input_validator(self) -> Validator:
-        """A compiled validator for ``input_schema`` (its draft from ``$schema``, else 2020-12)."""
-        cls = jsonschema.validators.validator_for(self.input_schema, jsonschema.Draft202012Validator)
-        cls.check_schema(self.input_schema)
-        validator: Validator = cls(self.input_schema, format_checker=cls.FORMAT_CHECKER)
+        """The validator of `compiled_input_schema`; `jsonschema.SchemaError` if there is none."""
+        validator = self.compiled_input_schema
+        if isinstance(validator, str):
+            raise jsonschema.SchemaError(validator)
         return validator
