@@ -4,7 +4,19 @@ import logging as _logging
 
 from actors.config import ConfigError, RuntimeConfig, load_config
 from actors.mcp.config import ServerConfig
-from actors.runtime import Runtime, ServerState, ServerStatus
+from actors.runtime import (
+    CallTool,
+    GetStatus,
+    ListTools,
+    RegisterServer,
+    Runtime,
+    ServerState,
+    ServerStatus,
+    ShutdownAll,
+    StartServer,
+    StopServer,
+    UnregisterServer,
+)
 from actors.tools import (
     ErrorType,
     ToolCapabilities,
@@ -16,19 +28,27 @@ from actors.tools import (
 )
 
 __all__ = [
+    "CallTool",
     "ConfigError",
     "ErrorType",
+    "GetStatus",
+    "ListTools",
+    "RegisterServer",
     "Runtime",
     "RuntimeConfig",
     "ServerConfig",
     "ServerState",
     "ServerStatus",
+    "ShutdownAll",
+    "StartServer",
+    "StopServer",
     "ToolCapabilities",
     "ToolError",
     "ToolRegistry",
     "ToolResult",
     "ToolRunner",
     "ToolSpec",
+    "UnregisterServer",
     "load_config",
 ]
 

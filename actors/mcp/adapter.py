@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
+import pydantic
 
 from actors.loop import EventLoop
 from actors.mcp.config import ServerConfig, ToolFilter
@@ -39,6 +40,7 @@ from actors.tools import (
     ToolResult,
     ToolSpec,
     check_json,
+    duration_text,
     error_label,
     validate_inputs,
 )
@@ -56,20 +58,31 @@ _GUARD_SLACK = 1.0
 
 def classify(exc: BaseException) -> tuple[ErrorType, str]:
     """The `ErrorType` of an exception from a transport, and a message that starts with its label."""
+    kind: ErrorType
     if isinstance(exc, ToolError):
         known = {member.value for member in ErrorType}
         kind = ErrorType(exc.error_type) if exc.error_type in known else ErrorType.SERVER_ERROR
-        return kind, f"{error_label(kind)}: {exc.details or exc}"
-    if isinstance(exc, TimeoutError):
-        return ErrorType.TIMEOUT, f"timeout: {exc}" if str(exc) else "timeout"
-    if isinstance(exc, ServerReplyError):
-        return ErrorType.SERVER_ERROR, f"server error: {exc}"
-    if isinstance(
+        text = exc.details or str(exc)
+    elif isinstance(exc, TimeoutError):
+        kind, text = ErrorType.TIMEOUT, str(exc)
+    elif isinstance(exc, ServerReplyError):
+        kind, text = ErrorType.SERVER_ERROR, str(exc)
+    elif isinstance(
         exc,
         ConnectionError | OSError | anyio.BrokenResourceError | anyio.ClosedResourceError | anyio.EndOfStream,
     ):
-        return ErrorType.CONNECTION, f"connection error: {exc or type(exc).__name__}"
-    return ErrorType.SERVER_ERROR, f"server error: {type(exc).__name__}: {exc}"
+        kind, text = ErrorType.CONNECTION, str(exc) or type(exc).__name__
+    else:
+        kind, text = ErrorType.SERVER_ERROR, f"{type(exc).__name__}: {exc}"
+    return kind, _labelled(kind, text)
+
+
+def _labelled(kind: ErrorType, text: str) -> str:
+    """``text`` led by ``kind``'s label, once."""
+    label = error_label(kind)
+    if not text or text == label:
+        return label
+    return text if text.startswith(f"{label}:") else f"{label}: {text}"
 
 
 def _outcome_output(outcome: CallOutcome) -> dict[str, Any]:
@@ -124,6 +137,7 @@ class MCPToolAdapter:
         self._catalog: dict[str, ToolSpec] | None = None
         self._discovered: list[RemoteTool] = []
         self._discovered_once = False
+        self._left_out: set[str] = set()
 
     # ---- state ------------------------------------------------------------------------
 
@@ -209,7 +223,7 @@ class MCPToolAdapter:
             return future.result(timeout=limit + 2 * _GUARD_SLACK)
         except concurrent.futures.TimeoutError:
             future.cancel()
-            return ToolResult.fail(ErrorType.TIMEOUT, f"{tool} took longer than {limit}s")
+            return ToolResult.fail(ErrorType.TIMEOUT, f"{tool} got no answer within {duration_text(limit)}")
 
     def register(self, registry: ToolRegistry, namespace: str | None = None) -> list[ToolSpec]:
         """Register the discovered tools as ``namespace/tool`` (replacing that namespace whole)."""
@@ -225,13 +239,16 @@ class MCPToolAdapter:
         return self.register(registry, namespace)
 
     def tool_specs_for(self, namespace: str, tools: Sequence[RemoteTool]) -> list[ToolSpec]:
-        """`ToolSpec`s (without handlers) for ``tools`` of this server under ``namespace``."""
-        return [self._spec(namespace, remote, with_handler=False) for remote in tools]
+        """`ToolSpec`s (without handlers) for ``tools`` of this server under ``namespace``.
+
+        A tool the runtime cannot represent (an illegal name, a duplicate) is left out with a
+        warning: one bad entry must not cost the server its other tools.
+        """
+        return self._specs(namespace, tools, with_handler=False)
 
     def tool_specs(self, namespace: str | None = None) -> list[ToolSpec]:
         """`ToolSpec`s for the discovered tools, each calling `invoke`."""
-        ns = namespace or self.server_name
-        return [self._spec(ns, remote, with_handler=True) for remote in self._discovered]
+        return self._specs(namespace or self.server_name, self._discovered, with_handler=True)
 
     # ---- non-blocking API (for actors) --------------------------------------------------
 
@@ -307,16 +324,23 @@ class MCPToolAdapter:
     async def _start(
         self, timeout: float, events: TransportEvents | None
     ) -> tuple[ServerInfo, list[RemoteTool]]:
+        # A start opens a new session: one left from an earlier connection is never reused.
+        if self._transport is not None:
+            await self._disconnect()
         info = await self._connect(timeout, events)
         try:
-            tools = await self._discover(None)
-        except ToolError as exc:
-            if exc.error_type != ErrorType.SERVER_ERROR:
-                await self._disconnect()
-                raise
-            # A server without tools answers tools/list with an error: it simply has none.
-            logger.info("%s: no tools: %s", self.server_name, exc.details)
-            tools = []
+            try:
+                tools = await self._discover(None)
+            except ToolError as exc:
+                if exc.error_type != ErrorType.SERVER_ERROR:
+                    raise
+                # A server without tools answers tools/list with an error: it simply has none.
+                logger.info("%s: no tools: %s", self.server_name, exc.details)
+                tools = []
+        except BaseException:
+            # Failed or cancelled after the handshake: close the session (shielded) on every path.
+            await self._disconnect()
+            raise
         return info, tools
 
     async def _disconnect(self) -> None:
@@ -358,13 +382,14 @@ class MCPToolAdapter:
         rules = tool_filter if tool_filter is not None else self.config.tools
         tools = [t for t in await self._list() if rules.allows(t.name)]
         self._discovered, self._discovered_once = tools, True
-        self._catalog = {t.name: self._spec(self.server_name, t, with_handler=False) for t in tools}
+        self._catalog = {s.tool_name: s for s in self._specs(self.server_name, tools, with_handler=False)}
         return tools
 
     async def _known_tool(self, tool: str) -> ToolSpec | None:
         if self._catalog is None:
             tools = [t for t in await self._list() if self.config.tools.allows(t.name)]
-            self._catalog = {t.name: self._spec(self.server_name, t, with_handler=False) for t in tools}
+            specs = self._specs(self.server_name, tools, with_handler=False)
+            self._catalog = {s.tool_name: s for s in specs}
         return self._catalog.get(tool)
 
     async def _invoke(
@@ -394,7 +419,9 @@ class MCPToolAdapter:
         except Exception as exc:
             kind, message = classify(exc)
             if kind == ErrorType.TIMEOUT:
-                message = f"timeout: {tool} took longer than {timeout}s (cancelled)"
+                message = (
+                    f"{tool} got no answer within {duration_text(timeout)}; the server was told to cancel it"
+                )
             return ToolResult.fail(kind, self.redact(message), duration_ms=elapsed(), server=self.server_name)
         if outcome.is_error:
             return ToolResult.fail(
@@ -416,6 +443,26 @@ class MCPToolAdapter:
             raise ToolError(self.server_name, kind, f"health probe failed: {self.redact(message)}") from exc
 
     # ---- helpers ------------------------------------------------------------------------
+
+    def _specs(self, namespace: str, tools: Sequence[RemoteTool], *, with_handler: bool) -> list[ToolSpec]:
+        specs: dict[str, ToolSpec] = {}
+        for remote in tools:
+            try:
+                spec = self._spec(namespace, remote, with_handler=with_handler)
+            except pydantic.ValidationError as exc:
+                self._leave_out(remote.name, exc.errors()[0]["msg"] if exc.errors() else str(exc))
+                continue
+            if spec.name in specs:
+                self._leave_out(remote.name, "a second tool of that name")
+                continue
+            specs[spec.name] = spec
+        return list(specs.values())
+
+    def _leave_out(self, name: str, why: str) -> None:
+        # Once per name: the same list comes back on every start and every list_changed.
+        if name not in self._left_out:
+            self._left_out.add(name)
+            logger.warning("%s: left out tool %r: %s", self.server_name, name, self.redact(why))
 
     def _spec(self, namespace: str, remote: RemoteTool, *, with_handler: bool) -> ToolSpec:
         def handler(inputs: dict[str, Any]) -> ToolResult:
@@ -441,19 +488,7 @@ class MCPToolAdapter:
         config = self.config
 
         def make() -> Transport:
-            return SDKTransport(
-                config.transport,
-                command=config.command,
-                args=config.args,
-                env=config.env,
-                cwd=config.cwd,
-                url=config.url,
-                headers=config.headers,
-                protocol=config.protocol,
-                server_name=config.name,
-                connect_timeout=config.connect_timeout,
-                elicitation=config.elicitation,
-            )
+            return SDKTransport.for_server(config)
 
         return make
 

@@ -1,4 +1,8 @@
-"""The Pykka actors: server, registry and supervisor actors, their messages, the `Runtime` facade."""
+"""The Pykka actor runtime: the `Runtime` facade, the public messages and server status.
+
+The actors themselves (`actors.runtime.server`, `.registry`, `.supervisor`) are reached
+through the `Runtime` and its registry actor, not constructed by hosts.
+"""
 
 from actors.runtime.client import MCPClient, MCPRegistry
 from actors.runtime.facade import Runtime
@@ -13,11 +17,7 @@ from actors.runtime.messages import (
     StopServer,
     UnregisterServer,
 )
-from actors.runtime.registry import RegistryActor
-from actors.runtime.server import ServerActor
 from actors.runtime.state import ServerState
-from actors.runtime.supervisor import SupervisorActor
-from actors.runtime.timers import TimerService
 
 __all__ = [
     "CallTool",
@@ -26,15 +26,11 @@ __all__ = [
     "MCPClient",
     "MCPRegistry",
     "RegisterServer",
-    "RegistryActor",
     "Runtime",
-    "ServerActor",
     "ServerState",
     "ServerStatus",
     "ShutdownAll",
     "StartServer",
     "StopServer",
-    "SupervisorActor",
-    "TimerService",
     "UnregisterServer",
 ]

@@ -21,6 +21,7 @@ from actors.config import RuntimeConfig, load_config
 from actors.loop import EventLoop
 from actors.mcp.adapter import TransportSource
 from actors.mcp.config import ServerConfig
+from actors.runtime.builtin_actor import DEFAULT_TIMEOUT as BUILTIN_TIMEOUT
 from actors.runtime.builtin_actor import BuiltinActor
 from actors.runtime.messages import (
     CallTool,
@@ -36,7 +37,7 @@ from actors.runtime.messages import (
 from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, Route, ServerRefs
 from actors.runtime.supervisor import SupervisorActor
 from actors.runtime.timers import TimerService
-from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec
+from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec, duration_text
 
 __all__ = ["Runtime"]
 
@@ -186,32 +187,41 @@ class Runtime:
         """Call ``namespace/tool``. Always a `ToolResult`: failures are classified, never raised."""
         if self._closed:
             return ToolResult.fail(ErrorType.CANCELLED, "the runtime is shut down")
-        namespace, sep, tool = name.partition("/")
+        namespace, sep, tool = name.partition("/") if isinstance(name, str) else ("", "", "")
         if not sep or not namespace or not tool:
             return ToolResult.fail(ErrorType.NOT_FOUND, f"{name!r} is not 'namespace/tool'")
-        if arguments is not None and not isinstance(arguments, Mapping):
-            return ToolResult.fail(
-                ErrorType.VALIDATION,
-                f"arguments must be an object, got {type(arguments).__name__}",
-            )
-        if timeout is not None and not (
-            isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0
-        ):
-            return ToolResult.fail(
-                ErrorType.VALIDATION, f"timeout must be a positive number, got {timeout!r}"
-            )
-        message = CallTool(namespace=namespace, tool=tool, arguments=dict(arguments or {}), timeout=timeout)
-        self._send(message)
-        config = self._configs.get(namespace)
-        limit = timeout if timeout is not None else (config.call_timeout if config else _REQUEST_TIMEOUT)
-        if config is not None:
-            limit += config.connect_timeout
+        # The actor that answers the call checks its arguments and timeout (`CallTool.problem`):
+        # whatever the caller passed goes along as it is, to be refused there the one way.
+        given: Any = {} if arguments is None else arguments
+        copied = dict(given) if isinstance(given, Mapping) else given
+        message = CallTool(namespace=namespace, tool=tool, arguments=copied, timeout=timeout)
+        try:
+            self._send(message)
+        except Exception as exc:  # the registry could not route it (an actor failed to start)
+            logger.exception("runtime: could not send %s", name)
+            return ToolResult.fail(ErrorType.EXECUTION, f"{name} could not be sent: {exc}")
+        limit = self._wait_limit(namespace, timeout)
         try:
             result: ToolResult = message.reply.result(timeout=min(limit + _CALL_SLACK, threading.TIMEOUT_MAX))
         except concurrent.futures.TimeoutError:
             message.reply.cancel()
-            return ToolResult.fail(ErrorType.TIMEOUT, f"{name} gave no answer within {limit}s")
+            return ToolResult.fail(ErrorType.TIMEOUT, f"{name} gave no answer within {duration_text(limit)}")
+        except concurrent.futures.CancelledError:
+            return ToolResult.fail(ErrorType.CANCELLED, f"{name} was cancelled")
         return result
+
+    def _wait_limit(self, namespace: str, timeout: object) -> float:
+        """How long the caller may wait for a call's answer: its own timeout and a start."""
+        config = self._configs.get(namespace)
+        if isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0:
+            limit = float(timeout)
+        elif config is not None:
+            limit = config.call_timeout
+        elif namespace == BUILTIN_NAMESPACE:
+            limit = BUILTIN_TIMEOUT
+        else:
+            limit = _REQUEST_TIMEOUT
+        return limit + (config.connect_timeout if config is not None else 0.0)
 
     def _send(self, call: CallTool) -> None:
         route = self._routes.get(call.namespace)

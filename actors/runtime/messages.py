@@ -9,12 +9,15 @@ a server. Internal messages (ticks and completions) are for the runtime's own ac
 from __future__ import annotations
 
 import concurrent.futures
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from actors.mcp.adapter import TransportSource
 from actors.mcp.config import ServerConfig
 from actors.mcp.transport import RemoteTool, ServerInfo
+from actors.tools import ToolError, ToolResult, ToolSpec, check_json
 
 __all__ = [
     "CallTool",
@@ -26,11 +29,18 @@ __all__ = [
     "StartServer",
     "StopServer",
     "UnregisterServer",
+    "refuse",
 ]
 
 
 def _slot() -> concurrent.futures.Future[Any]:
     return concurrent.futures.Future()
+
+
+def _is_seconds(value: object) -> bool:
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    )
 
 
 # ---- public requests -------------------------------------------------------------------
@@ -45,7 +55,21 @@ class CallTool:
     arguments: dict[str, Any] = field(default_factory=dict)
     timeout: float | None = None
     """Seconds; the server's ``callTimeout`` when None."""
-    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+    reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
+
+    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+        """What makes this call unfit to send anywhere, or None.
+
+        The one check of a call's own shape (names, arguments, timeout), used by every actor
+        that answers calls, so a call is refused the same way however it was sent.
+        """
+        if not isinstance(self.namespace, str) or not isinstance(self.tool, str):
+            return f"the tool name {self.namespace!r}/{self.tool!r} is not text"
+        if not isinstance(self.arguments, Mapping):
+            return f"arguments must be an object, got {type(self.arguments).__name__}"
+        if self.timeout is not None and not _is_seconds(self.timeout):
+            return f"timeout must be a positive number of seconds, got {self.timeout!r}"
+        return check_json(self.arguments, "arguments", max_bytes=max_argument_bytes)
 
     @classmethod
     def named(
@@ -61,7 +85,7 @@ class ListTools:
     """The tools of every namespace (or of one); the reply is a list of `ToolSpec`."""
 
     namespace: str | None = None
-    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+    reply: concurrent.futures.Future[list[ToolSpec]] = field(default_factory=_slot, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,7 +93,7 @@ class GetStatus:
     """Status snapshots; the reply is a list of `ServerStatus`, sorted by namespace."""
 
     namespace: str | None = None
-    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+    reply: concurrent.futures.Future[list[ServerStatus]] = field(default_factory=_slot, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,7 +101,7 @@ class StartServer:
     """Start a server now (idempotent; also clears ``failed``); the reply is its `ServerStatus`."""
 
     namespace: str
-    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+    reply: concurrent.futures.Future[ServerStatus] = field(default_factory=_slot, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,7 +109,7 @@ class StopServer:
     """Stop a server (idempotent); the reply is its `ServerStatus` once stopped."""
 
     namespace: str
-    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+    reply: concurrent.futures.Future[ServerStatus] = field(default_factory=_slot, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,7 +119,7 @@ class RegisterServer:
     config: ServerConfig
     transport: TransportSource | None = None
     """A transport (or factory) to use instead of the one the config describes, e.g. a mock."""
-    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+    reply: concurrent.futures.Future[None] = field(default_factory=_slot, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,14 +127,14 @@ class UnregisterServer:
     """Stop and remove a server and its tools; the reply is True if it existed."""
 
     namespace: str
-    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+    reply: concurrent.futures.Future[bool] = field(default_factory=_slot, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
 class ShutdownAll:
     """Stop every server in parallel, keeping their registrations; the reply is None."""
 
-    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+    reply: concurrent.futures.Future[None] = field(default_factory=_slot, repr=False)
 
 
 # ---- status ----------------------------------------------------------------------------
@@ -133,6 +157,9 @@ class ServerStatus:
     tools: int | None = None
     """How many tools it offers, once known."""
     last_error: str | None = None
+    """The last crash or failed start (kept after the server comes back)."""
+    last_error_at: float | None = None
+    """When ``last_error`` happened (``time.time()``)."""
     protocol_version: str | None = None
     capabilities: dict[str, bool] = field(default_factory=dict)
 
@@ -172,14 +199,23 @@ class GiveUp:
 class DescribeTools:
     """Registry to server: the reply is the server's tool specs, starting it if never seen."""
 
-    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+    reply: concurrent.futures.Future[list[ToolSpec]] = field(default_factory=_slot, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
 class Shutdown:
-    """Registry to server: close the transport; reply when closed."""
+    """Registry to server: close the transport (a later call starts it again); reply when closed."""
 
-    reply: concurrent.futures.Future[Any] = field(default_factory=_slot, repr=False)
+    reply: concurrent.futures.Future[ServerStatus] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Retire:
+    """Registry to server: close the transport and refuse everything from now on (it is being
+    unregistered or the runtime is going away); reply when closed."""
+
+    reason: str
+    reply: concurrent.futures.Future[ServerStatus] = field(default_factory=_slot, repr=False)
 
 
 @dataclass(frozen=True)
@@ -193,10 +229,19 @@ class Started:
 
 @dataclass(frozen=True)
 class StartFailed:
+    """Completion: the connection ``connection`` could not be made; trying again may help."""
+
     connection: int
     error: str
-    refused: bool = False
-    """Trying again cannot help (`StartRefused`): fail at once, no restarts."""
+
+
+@dataclass(frozen=True)
+class CannotStart:
+    """Completion: the connection ``connection`` could not be made, and trying again cannot
+    help (`StartRefused`: no such command, a pinned protocol the server lacks)."""
+
+    connection: int
+    error: str
 
 
 @dataclass(frozen=True)
@@ -233,8 +278,8 @@ class CallDone:
     """Completion of one call: bookkeeping only (the caller's reply is already set)."""
 
     call_id: int
-    success: bool
     error_type: str | None
+    """None when the call succeeded."""
     duration_ms: float = 0.0
 
 
@@ -287,12 +332,18 @@ class ServerUp:
 
 
 @dataclass(frozen=True)
-class ServerDown:
-    """A server ended: asked to (``crashed`` false), or not (a crash or a failed start)."""
+class ServerStopped:
+    """A server ended because it was asked to (or cannot start at all): nothing to restart."""
 
     namespace: str
-    crashed: bool
-    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ServerCrashed:
+    """A server ended unasked (a crash, a failed probe, a failed start): restart it by policy."""
+
+    namespace: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -304,3 +355,25 @@ class ArmIdle:
 @dataclass(frozen=True)
 class ResetRestarts:
     namespace: str
+
+
+# ---- answering what is left ------------------------------------------------------------
+
+
+def refuse(message: object, error_type: str, why: str) -> None:
+    """Answer ``message``'s reply slot, if it has an open one, with a failure of ``error_type``.
+
+    Calls get a failed `ToolResult` (they promise one); other requests a `ToolError`.
+    """
+    reply = getattr(message, "reply", None)
+    if not isinstance(reply, concurrent.futures.Future) or reply.done():
+        return
+    try:
+        if isinstance(message, CallTool):
+            reply.set_result(ToolResult.fail(error_type, why))
+        else:
+            reply.set_exception(
+                ToolError(str(getattr(message, "namespace", None) or "runtime"), error_type, why)
+            )
+    except concurrent.futures.InvalidStateError:
+        pass  # answered meanwhile on another thread

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,12 +13,14 @@ import pykka
 from actors.loop import EventLoop
 from actors.mcp.adapter import MCPToolAdapter, TransportSource
 from actors.mcp.config import ServerConfig
+from actors.runtime.answering import AnsweringActor
 from actors.runtime.messages import (
     CallTool,
     DescribeTools,
     GetStatus,
     ListTools,
     RegisterServer,
+    Retire,
     ServerStatus,
     Shutdown,
     ShutdownAll,
@@ -27,13 +30,14 @@ from actors.runtime.messages import (
     ToolsUpdated,
     UnregisterServer,
     Unsupervise,
+    refuse,
 )
 from actors.runtime.reply import gather, settle, settle_exception, tell
 from actors.runtime.server import ServerActor
 from actors.runtime.timers import TimerService
 from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec
 
-__all__ = ["BUILTIN_NAMESPACE", "RegistryActor", "Route", "ServerRefs"]
+__all__ = ["BUILTIN_NAMESPACE", "RegistryActor", "Route", "ServerRefs", "TransportFactory"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +45,9 @@ BUILTIN_NAMESPACE = "builtin"
 
 # How long a tool handler in the `ToolRegistry` waits beyond the call's own timeout.
 _HANDLER_SLACK = 5.0
+
+TransportFactory = Callable[[ServerConfig], TransportSource]
+"""Makes the transport source of a server the registry spawns (the `Runtime` passes the SDK's)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,7 +94,7 @@ def _settle_none(reply: concurrent.futures.Future[Any]) -> None:
     settle(reply, None)
 
 
-class RegistryActor(pykka.ThreadingActor):
+class RegistryActor(AnsweringActor):
     """namespace → `ServerActor`.
 
     Every request is answered through its reply slot. Calls are forwarded with the caller's
@@ -95,7 +102,7 @@ class RegistryActor(pykka.ThreadingActor):
     answers gather them with callbacks. Server actors are spawned on first use.
     """
 
-    use_daemon_thread = True
+    stopped_reason = "the runtime is shut down"
 
     def __init__(
         self,
@@ -105,8 +112,10 @@ class RegistryActor(pykka.ThreadingActor):
         supervisor: pykka.ActorRef[Any],
         tools: ToolRegistry,
         builtin: pykka.ActorRef[Any] | None = None,
+        transports: TransportFactory | None = None,
     ) -> None:
         super().__init__()
+        self.transports = transports
         self.loop = loop
         self.timers = timers
         self.supervisor = supervisor
@@ -119,13 +128,9 @@ class RegistryActor(pykka.ThreadingActor):
             return self._handle(message)
         except Exception as exc:
             logger.exception("registry: error handling %r", type(message).__name__)
-            reply = getattr(message, "reply", None)
-            if isinstance(message, CallTool):
-                # A call is always answered with a result, a broken one included.
-                settle(message.reply, ToolResult.fail(ErrorType.VALIDATION, f"{exc!r}"))
-            elif isinstance(reply, concurrent.futures.Future):
-                settle_exception(reply, exc)
-            return reply
+            # Whoever waits on this message still gets an answer (a call: a result).
+            refuse(message, ErrorType.EXECUTION, f"the registry could not handle it: {exc!r}")
+            return getattr(message, "reply", None)
 
     def _handle(self, message: Any) -> Any:
         match message:
@@ -201,7 +206,10 @@ class RegistryActor(pykka.ThreadingActor):
 
     def _server(self, ns: str, entry: _Entry) -> pykka.ActorRef[Any]:
         if entry.server is None or not entry.server.is_alive():
-            adapter = MCPToolAdapter(entry.config, entry.transport, loop=self.loop)
+            source = entry.transport
+            if source is None and self.transports is not None:
+                source = self.transports(entry.config)
+            adapter = MCPToolAdapter(entry.config, source, loop=self.loop)
             entry.server = ServerActor.start(
                 entry.config,
                 adapter,
@@ -304,10 +312,10 @@ class RegistryActor(pykka.ThreadingActor):
         if entry.server is None:
             self._remove(ns, reply)
             return
-        shutdown = Shutdown()
-        entry.server.tell(shutdown)
+        retire = Retire(f"server {ns!r} was unregistered")
+        entry.server.tell(retire)
         ref = self.actor_ref
-        gather([shutdown.reply], lambda _: tell(ref, _Removed(ns, reply)))
+        gather([retire.reply], lambda _: tell(ref, _Removed(ns, reply)))
 
     def _remove(self, ns: str, reply: concurrent.futures.Future[Any]) -> None:
         entry = self.entries.pop(ns, None)

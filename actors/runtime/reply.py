@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import pykka
 
-__all__ = ["gather", "settle", "settle_exception", "tell"]
+__all__ = ["failure", "gather", "pipe", "settle", "settle_exception", "tell"]
 
 _T = TypeVar("_T")
 
@@ -71,3 +71,32 @@ def tell(ref: pykka.ActorRef[Any], message: Any) -> None:
         ref.tell(message)
     except pykka.ActorDeadError:
         logger.debug("dropped %s: the actor has stopped", type(message).__name__)
+
+
+def failure(future: concurrent.futures.Future[Any]) -> BaseException | None:
+    """Why the done ``future`` failed (a cancellation included), or None if it succeeded."""
+    if future.cancelled():
+        return concurrent.futures.CancelledError("cancelled")
+    return future.exception()
+
+
+def pipe(
+    future: concurrent.futures.Future[_T],
+    ref: pykka.ActorRef[Any],
+    message: Callable[[concurrent.futures.Future[_T]], Any],
+) -> None:
+    """Tell ``ref`` what ``message`` makes of ``future`` once it is done (Akka's *pipeTo*).
+
+    ``message`` runs on the thread that completes the future (often the event loop): it must
+    only build the message. The actor reads the outcome from the message, on its own thread.
+    """
+
+    def done(finished: concurrent.futures.Future[_T]) -> None:
+        try:
+            built = message(finished)
+        except Exception:
+            logger.exception("could not turn a finished future into a message for %s", ref)
+            return
+        tell(ref, built)
+
+    future.add_done_callback(done)

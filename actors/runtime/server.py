@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import concurrent.futures
+import difflib
 import itertools
 import logging
-import math
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import Enum
 from types import TracebackType
 from typing import Any
 
@@ -17,11 +17,13 @@ import pykka
 from actors.mcp.adapter import MCPToolAdapter
 from actors.mcp.config import ServerConfig
 from actors.mcp.transport import RemoteTool, ServerInfo, StartRefused
+from actors.runtime.answering import AnsweringActor
 from actors.runtime.messages import (
     ArmIdle,
     CallDone,
     CallExpired,
     CallTool,
+    CannotStart,
     Closed,
     ConnectionLost,
     DescribeTools,
@@ -32,8 +34,10 @@ from actors.runtime.messages import (
     ProbeDone,
     ResetRestarts,
     Restart,
-    ServerDown,
+    Retire,
+    ServerCrashed,
     ServerStatus,
+    ServerStopped,
     ServerUp,
     Shutdown,
     Started,
@@ -44,11 +48,12 @@ from actors.runtime.messages import (
     ToolsChanged,
     ToolsRelisted,
     ToolsUpdated,
+    refuse,
 )
-from actors.runtime.reply import settle, settle_exception, tell
+from actors.runtime.reply import failure, pipe, settle, settle_exception, tell
 from actors.runtime.state import ServerState
 from actors.runtime.timers import TimerService
-from actors.tools import ErrorType, ToolError, ToolResult, ToolSpec, check_json, validate_inputs
+from actors.tools import ErrorType, ToolError, ToolResult, ToolSpec, duration_text, validate_inputs
 
 __all__ = ["ServerActor"]
 
@@ -56,8 +61,35 @@ logger = logging.getLogger(__name__)
 
 # A health probe gets at least this long to answer, however short the interval.
 _MIN_PROBE_TIMEOUT = 2.0
+# How many of a server's tool names a "not found" answer lists.
+_LISTED_NAMES = 20
 
 _call_ids = itertools.count(1)
+
+
+class _Link(Enum):
+    """The connection beneath the lifecycle state: what the transport itself is doing."""
+
+    DOWN = "down"
+    OPENING = "opening"
+    UP = "up"
+    CLOSING = "closing"
+
+
+class _Then(Enum):
+    """What to do once the link settles: a start asked for while it closes, a stop while it opens."""
+
+    NOTHING = "nothing"
+    START = "start"
+    STOP = "stop"
+
+
+class _Relist(Enum):
+    """Re-listing tools after ``list_changed``: at most one in flight and one more owed."""
+
+    IDLE = "idle"
+    RUNNING = "running"
+    OWED = "owed"
 
 
 @dataclass
@@ -65,6 +97,7 @@ class _Waiting:
     """A call queued until the server is running."""
 
     call: CallTool
+    queued_at: float
     deadline: float
     timer_key: tuple[str, str, int]
 
@@ -83,7 +116,7 @@ class _Events:
         tell(self._ref, ToolsChanged(self._connection))
 
 
-class ServerActor(pykka.ThreadingActor):
+class ServerActor(AnsweringActor):
     """Owns one MCP server: starts it lazily, multiplexes calls over its one session, stops it
     when idle, and reports crashes to the supervisor.
 
@@ -91,7 +124,7 @@ class ServerActor(pykka.ThreadingActor):
     back as a message, so status requests and health checks are answered while calls run.
     """
 
-    use_daemon_thread = True
+    stopped_reason = "the server actor stopped"
 
     def __init__(
         self,
@@ -109,22 +142,25 @@ class ServerActor(pykka.ThreadingActor):
         self.supervisor = supervisor
         self.registry = registry
         self._state = ServerState.IDLE
+        self.link = _Link.DOWN
+        self.then = _Then.NOTHING
+        self.relist = _Relist.IDLE
+        self.retired: str | None = None
+        """Why this server takes no more work (it is being unregistered), once it is."""
         self.connection = 0
+        self.start_future: concurrent.futures.Future[Any] | None = None
+        self.probe: concurrent.futures.Future[None] | None = None
+        self.probe_timeouts = 0
         self.info: ServerInfo | None = None
         self.tools: dict[str, ToolSpec] | None = None
         self.waiting: dict[int, _Waiting] = {}
         self.in_flight: dict[int, CallTool] = {}
-        self.describe_waiters: list[concurrent.futures.Future[Any]] = []
-        self.start_waiters: list[concurrent.futures.Future[Any]] = []
-        self.stop_waiters: list[concurrent.futures.Future[Any]] = []
-        self.stop_after_start = False
-        self.start_future: concurrent.futures.Future[Any] | None = None
-        self.closing = False
-        self.start_after_close = False
-        self.probing = False
-        self.probe_timeouts = 0
+        self.describe_waiters: list[concurrent.futures.Future[list[ToolSpec]]] = []
+        self.start_waiters: list[concurrent.futures.Future[ServerStatus]] = []
+        self.stop_waiters: list[concurrent.futures.Future[ServerStatus]] = []
         self.last_activity = time.monotonic()
         self.last_error: str | None = None
+        self.last_error_at: float | None = None
         self.restarts = 0
         self.health_check_failures = 0
         self.calls = 0
@@ -160,17 +196,13 @@ class ServerActor(pykka.ThreadingActor):
     def on_receive(self, message: Any) -> Any:
         # An exception escaping a tell handler would kill this actor and strand its callers.
         try:
-            return self._handle(message)
+            self._handle(message)
         except Exception as exc:
             logger.exception("%s: error handling %r", self.namespace, type(message).__name__)
-            # Whoever waits on this message must still get an answer.
-            if isinstance(message, CallTool):
-                settle(message.reply, ToolResult.fail(ErrorType.EXECUTION, f"{exc!r}"))
-            elif isinstance(reply := getattr(message, "reply", None), concurrent.futures.Future):
-                settle_exception(reply, exc)
-            return None
+            refuse(message, ErrorType.EXECUTION, f"{self.namespace}: internal error: {exc!r}")
+        return None
 
-    def _handle(self, message: Any) -> Any:
+    def _handle(self, message: Any) -> None:
         match message:
             case CallTool():
                 self._on_call(message)
@@ -184,12 +216,16 @@ class ServerActor(pykka.ThreadingActor):
                 self._on_start_request(reply)
             case StopServer(reply=reply) | Shutdown(reply=reply):
                 self._on_stop_request(reply)
+            case Retire(reason=reason, reply=reply):
+                self._on_retire(reason, reply)
             case Started(connection=c, info=info, tools=tools) if c == self.connection:
                 self._on_started(info, tools)
-            case StartFailed(connection=c, error=error, refused=refused) if c == self.connection:
-                self._on_start_failed(error, refused=refused)
-            case Closed(connection=c):
-                self._on_closed(c)
+            case StartFailed(connection=c, error=error) if c == self.connection:
+                self._on_start_failed(error, retry=True)
+            case CannotStart(connection=c, error=error) if c == self.connection:
+                self._on_start_failed(error, retry=False)
+            case Closed(connection=c) if c == self.connection:
+                self._on_closed()
             case ConnectionLost(connection=c, reason=reason) if c == self.connection:
                 self._on_connection_lost(reason)
             case ToolsChanged(connection=c) if c == self.connection and self.state == ServerState.RUNNING:
@@ -212,45 +248,42 @@ class ServerActor(pykka.ThreadingActor):
                 self._on_call_expired(call)
             case _:
                 logger.debug("%s: ignored %r", self.namespace, message)
-        return None
 
     # ---- calls --------------------------------------------------------------------------
 
     def _refused(self, call: CallTool) -> ToolResult | None:
-        """Why ``call`` cannot go to the server (its arguments, its timeout, or the known tool
-        list say so), or None."""
-        if not isinstance(call.tool, str):
-            return ToolResult.fail(ErrorType.VALIDATION, f"the tool name {call.tool!r} is not text")
-        if not isinstance(call.arguments, Mapping):
-            kind = type(call.arguments).__name__
-            return ToolResult.fail(ErrorType.VALIDATION, f"arguments must be an object, got {kind}")
-        if (problem := check_json(call.arguments, "arguments")) is not None:
-            return ToolResult.fail(ErrorType.VALIDATION, f"{problem}")
-        if call.timeout is not None and not (math.isfinite(call.timeout) and call.timeout > 0):
-            return ToolResult.fail(
-                ErrorType.VALIDATION,
-                f"timeout must be a positive number, got {call.timeout!r}",
-            )
+        """Why ``call`` cannot go to the server (its shape, or the known tool list), or None."""
+        if (problem := call.problem(self.config.max_argument_bytes)) is not None:
+            return ToolResult.fail(ErrorType.VALIDATION, problem)
         if self.tools is None:
             return None
         spec = self.tools.get(call.tool)
         if spec is None:
-            return ToolResult.fail(
-                ErrorType.NOT_FOUND,
-                f"tool {call.tool!r} is not offered by server {self.namespace!r}",
-            )
+            return ToolResult.fail(ErrorType.NOT_FOUND, self._unknown_tool(call.tool))
         if (problem := validate_inputs(spec, call.arguments)) is not None:
             return ToolResult.fail(ErrorType.VALIDATION, problem)
         return None
 
+    def _unknown_tool(self, tool: str) -> str:
+        names = sorted(self.tools or ())
+        near = difflib.get_close_matches(tool, names, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        listed = ", ".join(names[:_LISTED_NAMES]) + (", ..." if len(names) > _LISTED_NAMES else "")
+        return (
+            f"tool {tool!r} is not offered by server {self.namespace!r}{hint} (its tools: {listed or 'none'})"
+        )
+
     def _on_call(self, call: CallTool) -> None:
+        if self.retired is not None:
+            self._answer(call, ToolResult.fail(ErrorType.CANCELLED, self.retired))
+            return
         # Check what can be checked without waking the server: the tool and its arguments.
         if (refusal := self._refused(call)) is not None:
             self._answer(call, refusal)
             return
         match self.state:
             case ServerState.RUNNING:
-                self._dispatch(call, self._timeout(call), validated=self.tools is not None)
+                self._dispatch(call, self._timeout(call))
             case ServerState.FAILED:
                 self._answer(
                     call,
@@ -278,33 +311,45 @@ class ServerActor(pykka.ThreadingActor):
     def _timeout(self, call: CallTool) -> float:
         return call.timeout if call.timeout is not None else self.config.call_timeout
 
-    def _dispatch(self, call: CallTool, timeout: float, *, validated: bool) -> None:
+    def _dispatch(self, call: CallTool, timeout: float, waited: float = 0.0) -> None:
+        """Send ``call`` with ``timeout`` seconds left of its own; ``waited`` went to a start."""
         call_id = next(_call_ids)
         self.in_flight[call_id] = call
         self.last_activity = time.monotonic()
         ref = self.actor_ref
+        total = self._timeout(call)
 
         def done(future: concurrent.futures.Future[ToolResult]) -> None:
             # Runs on the loop thread: answer the caller at once, then tell the actor.
-            try:
+            if (exc := failure(future)) is not None:  # the loop stopped or the task was cancelled
+                result = ToolResult.fail(ErrorType.CANCELLED, str(exc) or type(exc).__name__)
+            else:
                 result = future.result()
-            except BaseException as exc:  # the loop stopped or the task was cancelled
-                result = ToolResult.fail(ErrorType.CANCELLED, f"{exc or type(exc).__name__}")
+            if result.error_type == ErrorType.TIMEOUT and waited > 0:
+                result = result.model_copy(
+                    update={
+                        "error": f"timeout: {call.tool} got no answer within {duration_text(total)} "
+                        f"({duration_text(waited)} of it went to starting the server); "
+                        "the server was told to cancel it"
+                    }
+                )
             settle(call.reply, result)
-            tell(ref, CallDone(call_id, result.success, result.error_type, result.duration_ms))
+            tell(ref, CallDone(call_id, result.error_type, result.duration_ms))
 
         try:
-            future = self.adapter.invoke_future(call.tool, call.arguments, timeout, validated=validated)
+            future = self.adapter.invoke_future(call.tool, call.arguments, timeout, validated=True)
         except Exception as exc:
             del self.in_flight[call_id]
-            self._answer(call, ToolResult.fail(ErrorType.CONNECTION, f"{exc}"))
+            self._answer(call, ToolResult.fail(ErrorType.CONNECTION, str(exc)))
             return
+        # A caller that cancels its reply cancels the call at the server.
+        call.reply.add_done_callback(lambda reply: future.cancel() if reply.cancelled() else None)
         future.add_done_callback(done)
 
     def _on_call_done(self, done: CallDone) -> None:
         call = self.in_flight.pop(done.call_id, None)
         self.calls += 1
-        if not done.success:
+        if done.error_type is not None:
             self.errors += 1
         self.last_activity = time.monotonic()
         if call is not None and logger.isEnabledFor(logging.DEBUG):
@@ -333,7 +378,8 @@ class ServerActor(pykka.ThreadingActor):
         call_id = next(_call_ids)
         timeout = self._timeout(call)
         key = ("call-deadline", self.namespace, call_id)
-        self.waiting[call_id] = _Waiting(call, time.monotonic() + timeout, key)
+        now = time.monotonic()
+        self.waiting[call_id] = _Waiting(call, now, now + timeout, key)
         ref = self.actor_ref
         self.timers.schedule(key, timeout, lambda: tell(ref, CallExpired(call)))
 
@@ -345,8 +391,8 @@ class ServerActor(pykka.ThreadingActor):
                     call,
                     ToolResult.fail(
                         ErrorType.TIMEOUT,
-                        f"server {self.namespace!r} was not ready within {self._timeout(call)}s "
-                        f"(state {self.state})",
+                        f"server {self.namespace!r} was not ready within "
+                        f"{duration_text(self._timeout(call))} (state {self.state})",
                     ),
                 )
 
@@ -355,14 +401,18 @@ class ServerActor(pykka.ThreadingActor):
         now = time.monotonic()
         for entry in waiting.values():
             self.timers.cancel(entry.timer_key)
-            # Start-up may have taught us the tool list: check the call against it now.
-            self._on_call_remaining(entry.call, max(entry.deadline - now, 0.001))
-
-    def _on_call_remaining(self, call: CallTool, remaining: float) -> None:
-        if (refusal := self._refused(call)) is not None:
-            self._answer(call, refusal)
-            return
-        self._dispatch(call, remaining, validated=self.tools is not None)
+            if entry.call.reply.done():
+                continue  # its caller cancelled it while it waited
+            # One bad call (or a schema we cannot use) must not leave the others unanswered.
+            try:
+                # Start-up may have taught us the tool list: check the call against it now.
+                if (refusal := self._refused(entry.call)) is not None:
+                    self._answer(entry.call, refusal)
+                    continue
+                self._dispatch(entry.call, max(entry.deadline - now, 0.001), waited=now - entry.queued_at)
+            except Exception as exc:
+                logger.exception("%s: could not send a queued call", self.namespace)
+                self._answer(entry.call, ToolResult.fail(ErrorType.EXECUTION, f"internal error: {exc!r}"))
 
     def _fail_waiting(self, error_type: ErrorType, message: str) -> None:
         waiting, self.waiting = self.waiting, {}
@@ -373,41 +423,41 @@ class ServerActor(pykka.ThreadingActor):
     # ---- starting -----------------------------------------------------------------------
 
     def _begin_start(self) -> None:
-        if self.state in (ServerState.STARTING, ServerState.RUNNING):
-            return
-        if self.closing:
-            # The previous connection is still closing: start once it is closed.
-            self.start_after_close = True
-            self.state = ServerState.STARTING
+        if self.state in (ServerState.STARTING, ServerState.RUNNING) or self.retired is not None:
             return
         self.state = ServerState.STARTING
+        if self.link == _Link.CLOSING:
+            # The previous connection is still closing: start once it is closed.
+            self.then = _Then.START
+            return
         self.connection += 1
+        self.link = _Link.OPENING
         connection = self.connection
-        ref = self.actor_ref
         logger.info("%s: starting (%s)", self.namespace, self.config.transport)
 
-        def done(future: concurrent.futures.Future[tuple[ServerInfo, list[RemoteTool]]]) -> None:
-            try:
+        def outcome(future: concurrent.futures.Future[tuple[ServerInfo, list[RemoteTool]]]) -> Any:
+            if (exc := failure(future)) is None:
                 info, tools = future.result()
-            except BaseException as exc:
-                refused = isinstance(exc, StartRefused) or isinstance(exc.__cause__, StartRefused)
-                tell(ref, StartFailed(connection, _reason(exc), refused))
-                return
-            tell(ref, Started(connection, info, tuple(tools)))
+                return Started(connection, info, tuple(tools))
+            if isinstance(exc, StartRefused) or isinstance(exc.__cause__, StartRefused):
+                return CannotStart(connection, _reason(exc))
+            return StartFailed(connection, _reason(exc))
 
-        self.start_future = self.adapter.start_future(self.config.connect_timeout, _Events(ref, connection))
-        self.start_future.add_done_callback(done)
+        self.start_future = self.adapter.start_future(
+            self.config.connect_timeout, _Events(self.actor_ref, connection)
+        )
+        pipe(self.start_future, self.actor_ref, outcome)
 
     def _on_started(self, info: ServerInfo, tools: tuple[RemoteTool, ...]) -> None:
+        self.link = _Link.UP
+        self.start_future = None
         self.info = info
         self._learn_tools(tools)
-        if self.stop_after_start:
-            self.stop_after_start = False
+        if self.then == _Then.STOP:
+            self.then = _Then.NOTHING
             self._close()
             return
         self.state = ServerState.RUNNING
-        self.info = info
-        self.last_error = None
         self.last_activity = time.monotonic()
         logger.info("%s: running (pid %s, %d tools)", self.namespace, self.adapter.pid, len(tools))
         if self.supervisor is not None:
@@ -419,35 +469,42 @@ class ServerActor(pykka.ThreadingActor):
             settle(slot, status)
         self.start_waiters.clear()
 
-    def _on_start_failed(self, error: str, *, refused: bool = False) -> None:
-        self.last_error = error
+    def _on_start_failed(self, error: str, *, retry: bool) -> None:
+        # The adapter closed what it had opened.
+        self.link = _Link.DOWN
+        self.start_future = None
+        if self.then == _Then.STOP:
+            # A stop was asked for while starting (and cancelled the start): it ends as that stop.
+            self.then = _Then.NOTHING
+            self._settle_describe()
+            for slot in self.start_waiters:
+                settle_exception(
+                    slot, ToolError(self.namespace, ErrorType.CANCELLED, "stopped while starting")
+                )
+            self.start_waiters.clear()
+            self._finish_stop()
+            return
+        self._note_error(error)
         self.errors += 1
         logger.warning("%s: failed to start: %s", self.namespace, error)
-        self._fail_waiting(
-            ErrorType.CONNECTION, f"connection error: server {self.namespace!r} failed to start: {error}"
-        )
+        self._fail_waiting(ErrorType.CONNECTION, f"server {self.namespace!r} failed to start: {error}")
         self._settle_describe()
         for slot in self.start_waiters:
             settle_exception(
                 slot, ToolError(self.namespace, ErrorType.CONNECTION, f"failed to start: {error}")
             )
         self.start_waiters.clear()
-        if self.stop_after_start:
-            # A stop was asked for while starting: the failed start ends as that stop.
-            self.stop_after_start = False
-            self._on_closed(self.connection)
-            return
-        # A server that cannot start is supervised like one that crashed: retried with backoff,
-        # then `failed`, so callers get a fast answer instead of a new failed start each.
-        if refused:
+        if not retry:
             # The same start would fail the same way: no restarts, `failed` until fixed.
             self.state = ServerState.FAILED
             if self.supervisor is not None:
-                tell(self.supervisor, ServerDown(self.namespace, False, error))
+                tell(self.supervisor, ServerStopped(self.namespace))
             return
+        # A server that cannot start is supervised like one that crashed: retried with backoff,
+        # then `failed`, so callers get a fast answer instead of a new failed start each.
         self.state = ServerState.RESTARTING if self.supervisor is not None else ServerState.STOPPED
         if self.supervisor is not None:
-            tell(self.supervisor, ServerDown(self.namespace, True, error))
+            tell(self.supervisor, ServerCrashed(self.namespace, error))
 
     def _learn_tools(self, tools: tuple[RemoteTool, ...]) -> None:
         specs = self.adapter.tool_specs_for(self.namespace, tools)
@@ -455,9 +512,9 @@ class ServerActor(pykka.ThreadingActor):
         if self.registry is not None:
             tell(self.registry, ToolsUpdated(self.namespace, tuple(specs)))
 
-    def _on_describe(self, reply: concurrent.futures.Future[Any]) -> None:
-        if self.tools is not None:
-            settle(reply, list(self.tools.values()))
+    def _on_describe(self, reply: concurrent.futures.Future[list[ToolSpec]]) -> None:
+        if self.tools is not None or self.retired is not None:
+            settle(reply, list((self.tools or {}).values()))
             return
         self.describe_waiters.append(reply)
         if self.state in (ServerState.IDLE, ServerState.STOPPED):
@@ -471,7 +528,10 @@ class ServerActor(pykka.ThreadingActor):
             settle(slot, tools)
         self.describe_waiters.clear()
 
-    def _on_start_request(self, reply: concurrent.futures.Future[Any]) -> None:
+    def _on_start_request(self, reply: concurrent.futures.Future[ServerStatus]) -> None:
+        if self.retired is not None:
+            settle_exception(reply, ToolError(self.namespace, ErrorType.CANCELLED, self.retired))
+            return
         if self.state == ServerState.RUNNING:
             settle(reply, self.status())
             return
@@ -483,55 +543,68 @@ class ServerActor(pykka.ThreadingActor):
 
     # ---- stopping -----------------------------------------------------------------------
 
-    def _on_stop_request(self, reply: concurrent.futures.Future[Any]) -> None:
-        if self.state in (ServerState.IDLE, ServerState.STOPPED, ServerState.FAILED) and not self.closing:
-            self._fail_waiting(ErrorType.CANCELLED, f"cancelled: server {self.namespace!r} was stopped")
+    def _on_stop_request(self, reply: concurrent.futures.Future[ServerStatus]) -> None:
+        at_rest = self.state in (ServerState.IDLE, ServerState.STOPPED, ServerState.FAILED)
+        if at_rest and self.link != _Link.CLOSING:
+            self._fail_waiting(ErrorType.CANCELLED, f"server {self.namespace!r} was stopped")
             settle(reply, self.status())
             return
         self.stop_waiters.append(reply)
         self._begin_stop("requested")
 
+    def _on_retire(self, reason: str, reply: concurrent.futures.Future[ServerStatus]) -> None:
+        self.retired = reason
+        self._fail_waiting(ErrorType.CANCELLED, reason)
+        self._settle_describe()
+        for slot in self.start_waiters:
+            settle_exception(slot, ToolError(self.namespace, ErrorType.CANCELLED, reason))
+        self.start_waiters.clear()
+        self._on_stop_request(reply)
+
     def _begin_stop(self, why: str) -> None:
         if self.state == ServerState.STOPPING:
             return
         logger.info("%s: stopping (%s)", self.namespace, why)
-        starting = self.state == ServerState.STARTING and not self.closing
         self.state = ServerState.STOPPING
-        self.start_after_close = False
+        self.then = _Then.NOTHING
         # Calls that were waiting for a start will not get one from this stop.
         if why == "requested":
-            self._fail_waiting(ErrorType.CANCELLED, f"cancelled: server {self.namespace!r} was stopped")
-        if starting:
-            # The connection is still being made: abandon it (its owner reaps what it started),
+            self._fail_waiting(ErrorType.CANCELLED, f"server {self.namespace!r} was stopped")
+        if self.link == _Link.OPENING:
+            # The connection is still being made: abandon it (the adapter closes what it opened),
             # or close it once it is up if it gets there first.
-            self.stop_after_start = True
+            self.then = _Then.STOP
             if self.start_future is not None:
                 self.start_future.cancel()
             return
         self._close()
 
     def _close(self) -> None:
-        self.closing = True
+        if self.link == _Link.CLOSING:
+            return
+        self.link = _Link.CLOSING
         connection = self.connection
-        ref = self.actor_ref
-        self.adapter.disconnect_future().add_done_callback(lambda _: tell(ref, Closed(connection)))
+        pipe(self.adapter.disconnect_future(), self.actor_ref, lambda _: Closed(connection))
 
-    def _on_closed(self, connection: int) -> None:
-        self.closing = False
+    def _on_closed(self) -> None:
+        self.link = _Link.DOWN
         if self.state == ServerState.STOPPING:
+            self._finish_stop()
+        elif self.then == _Then.START:
+            self.then = _Then.NOTHING
             self.state = ServerState.STOPPED
-            logger.info("%s: stopped", self.namespace)
-            if self.supervisor is not None:
-                tell(self.supervisor, ServerDown(self.namespace, False, "stopped"))
-            status = self.status()
-            for slot in self.stop_waiters:
-                settle(slot, status)
-            self.stop_waiters.clear()
-            if self.waiting and self.config.lazy_start:
-                self._begin_start()
-        elif self.start_after_close:
-            self.start_after_close = False
-            self.state = ServerState.STOPPED
+            self._begin_start()
+
+    def _finish_stop(self) -> None:
+        self.state = ServerState.STOPPED
+        logger.info("%s: stopped", self.namespace)
+        if self.supervisor is not None:
+            tell(self.supervisor, ServerStopped(self.namespace))
+        status = self.status()
+        for slot in self.stop_waiters:
+            settle(slot, status)
+        self.stop_waiters.clear()
+        if self.waiting and self.config.lazy_start:
             self._begin_start()
 
     # ---- crashes ------------------------------------------------------------------------
@@ -542,18 +615,22 @@ class ServerActor(pykka.ThreadingActor):
             return
         self._crashed(f"connection lost: {reason}")
 
+    def _note_error(self, reason: str) -> None:
+        self.last_error = reason
+        self.last_error_at = time.time()
+
     def _crashed(self, reason: str) -> None:
         logger.warning("%s: crashed: %s", self.namespace, reason)
-        self.last_error = reason
+        self._note_error(reason)
         self.state = ServerState.RESTARTING
-        self.probing = False
+        self.probe = None
         # Close what is left of the connection (a silent server may still hold its process).
         self._close()
         if self.supervisor is not None:
-            tell(self.supervisor, ServerDown(self.namespace, True, reason))
+            tell(self.supervisor, ServerCrashed(self.namespace, reason))
 
     def _on_restart(self) -> None:
-        if self.state != ServerState.RESTARTING:
+        if self.state != ServerState.RESTARTING or self.retired is not None:
             return
         self.restarts += 1
         logger.info(
@@ -571,8 +648,7 @@ class ServerActor(pykka.ThreadingActor):
         logger.error("%s: failed after %d restarts: %s", self.namespace, self.restarts, reason)
         self.state = ServerState.FAILED
         self._fail_waiting(
-            ErrorType.FAILED,
-            f"failed: server {self.namespace!r} gave up after {self.restarts} restarts ({reason})",
+            ErrorType.FAILED, f"server {self.namespace!r} gave up after {self.restarts} restarts ({reason})"
         )
         self._settle_describe()
 
@@ -596,33 +672,29 @@ class ServerActor(pykka.ThreadingActor):
         if remaining > 0.005:
             self._arm_idle(remaining)
             return
-        self._begin_stop(f"idle for {idle_for:.1f}s")
+        self._begin_stop(f"idle for {duration_text(idle_for)}")
 
     def _arm_idle(self, delay: float) -> None:
         if self.supervisor is not None:
             tell(self.supervisor, ArmIdle(self.namespace, delay))
 
     def _on_health_check(self) -> None:
-        if self.state != ServerState.RUNNING or self.probing:
+        if self.state != ServerState.RUNNING or self.probe is not None:
             return
-        self.probing = True
         connection = self.connection
-        ref = self.actor_ref
         timeout = max(self.config.health_check_interval, _MIN_PROBE_TIMEOUT)
 
-        def done(future: concurrent.futures.Future[None]) -> None:
-            try:
-                future.result()
-            except BaseException as exc:
-                kind = exc.error_type if isinstance(exc, ToolError) else None
-                tell(ref, ProbeDone(connection, _reason(exc), kind))
-                return
-            tell(ref, ProbeDone(connection, None))
+        def outcome(future: concurrent.futures.Future[None]) -> ProbeDone:
+            if (exc := failure(future)) is None:
+                return ProbeDone(connection, None)
+            kind = exc.error_type if isinstance(exc, ToolError) else None
+            return ProbeDone(connection, _reason(exc), kind)
 
-        self.adapter.probe_future(timeout).add_done_callback(done)
+        self.probe = self.adapter.probe_future(timeout)
+        pipe(self.probe, self.actor_ref, outcome)
 
     def _on_probe_done(self, error: str | None, error_type: str | None) -> None:
-        self.probing = False
+        self.probe = None
         if error is None or self.state != ServerState.RUNNING:
             self.probe_timeouts = 0
             return
@@ -645,24 +717,29 @@ class ServerActor(pykka.ThreadingActor):
     # ---- tool list changes --------------------------------------------------------------
 
     def _relist(self) -> None:
+        # A burst of list_changed notifications costs at most two tools/list requests.
+        if self.relist != _Relist.IDLE:
+            self.relist = _Relist.OWED
+            return
+        self.relist = _Relist.RUNNING
         connection = self.connection
-        ref = self.actor_ref
 
-        def done(future: concurrent.futures.Future[list[RemoteTool]]) -> None:
-            try:
-                tools = future.result()
-            except BaseException as exc:
-                tell(ref, ToolsRelisted(connection, None, _reason(exc)))
-                return
-            tell(ref, ToolsRelisted(connection, tuple(tools)))
+        def outcome(future: concurrent.futures.Future[list[RemoteTool]]) -> ToolsRelisted:
+            if (exc := failure(future)) is not None:
+                return ToolsRelisted(connection, None, _reason(exc))
+            return ToolsRelisted(connection, tuple(future.result()))
 
-        self.adapter.discover_future().add_done_callback(done)
+        pipe(self.adapter.discover_future(), self.actor_ref, outcome)
 
     def _on_relisted(self, tools: tuple[RemoteTool, ...] | None, error: str | None) -> None:
+        owed = self.relist == _Relist.OWED
+        self.relist = _Relist.IDLE
         if tools is None:
             logger.warning("%s: could not list tools after a change: %s", self.namespace, error)
-            return
-        self._learn_tools(tools)
+        else:
+            self._learn_tools(tools)
+        if owed and self.state == ServerState.RUNNING:
+            self._relist()
 
     # ---- status and the end -------------------------------------------------------------
 
@@ -681,6 +758,7 @@ class ServerActor(pykka.ThreadingActor):
             in_flight=len(self.in_flight),
             tools=len(self.tools) if self.tools is not None else None,
             last_error=self.last_error,
+            last_error_at=self.last_error_at,
             protocol_version=info.protocol_version if info else None,
             capabilities=self.adapter.capability_metadata if self.adapter.connected else {},
         )
@@ -698,10 +776,10 @@ class ServerActor(pykka.ThreadingActor):
 
     def _release(self, why: str) -> None:
         # Pykka does not fail reply slots carried inside messages: fail them here, or callers hang.
-        message = f"cancelled: {why}"
-        self._fail_waiting(ErrorType.CANCELLED, message)
+        self.retired = self.retired or why
+        self._fail_waiting(ErrorType.CANCELLED, why)
         for call in list(self.in_flight.values()):
-            settle(call.reply, ToolResult.fail(ErrorType.CANCELLED, message))
+            settle(call.reply, ToolResult.fail(ErrorType.CANCELLED, why))
         self.in_flight.clear()
         self._settle_describe()
         status = self.status()
@@ -711,7 +789,11 @@ class ServerActor(pykka.ThreadingActor):
             settle(slot, status)
         self.start_waiters.clear()
         self.stop_waiters.clear()
-        if self.adapter.connected:
+        # Whatever is opening or open is closed: a start in progress closes what it opened
+        # when cancelled, and an open session is closed here (never left to the loop's end).
+        if self.start_future is not None:
+            self.start_future.cancel()
+        if self.link in (_Link.UP, _Link.OPENING) or self.adapter.connected:
             try:
                 self.adapter.disconnect_future()
             except Exception:

@@ -19,7 +19,8 @@ from actors.runtime.messages import (
     IdleCheck,
     ResetRestarts,
     Restart,
-    ServerDown,
+    ServerCrashed,
+    ServerStopped,
     ServerUp,
     StayDown,
     Supervise,
@@ -86,8 +87,10 @@ class SupervisorActor(pykka.ThreadingActor):
                 self._on_up(self.watched[ns], ns)
             case ArmIdle(namespace=ns, delay=delay) if ns in self.watched:
                 self._arm_idle(self.watched[ns], ns, delay)
-            case ServerDown(namespace=ns) if ns in self.watched:
-                self._on_down(self.watched[ns], message)
+            case ServerStopped(namespace=ns) if ns in self.watched:
+                self._cancel(ns, "idle", "health", "restart")
+            case ServerCrashed(namespace=ns, reason=reason) if ns in self.watched:
+                self._on_crash(self.watched[ns], ns, reason)
             case ResetRestarts(namespace=ns) if ns in self.watched:
                 self._cancel(ns, "restart")
                 self.watched[ns].ends.clear()
@@ -109,12 +112,8 @@ class SupervisorActor(pykka.ThreadingActor):
         server = watched.server
         self.timers.schedule(("idle", ns), delay, lambda: tell(server, IdleCheck()))
 
-    def _on_down(self, watched: _Watched, down: ServerDown) -> None:
-        ns = down.namespace
+    def _on_crash(self, watched: _Watched, ns: str, reason: str) -> None:
         self._cancel(ns, "idle", "health")
-        if not down.crashed:
-            self._cancel(ns, "restart")
-            return
         config = watched.config
         if config.restart == "temporary":
             # Never restarted, so never given up on: a later call may still start it lazily.
@@ -132,11 +131,11 @@ class SupervisorActor(pykka.ThreadingActor):
                 config.restart_window,
                 config.max_restarts,
             )
-            tell(watched.server, GiveUp(down.reason))
+            tell(watched.server, GiveUp(reason))
             return
         watched.attempts = len(watched.ends)
         delay = restart_delay(config, watched.attempts, self.rng)
-        logger.info("%s: restart in %.2fs (%s)", ns, delay, down.reason)
+        logger.info("%s: restart in %.2fs (%s)", ns, delay, reason)
         server, attempt = watched.server, watched.attempts
         self.timers.schedule(("restart", ns), delay, lambda: tell(server, Restart(attempt)))
 
