@@ -22,7 +22,8 @@ class _Entry:
     seq: int
     key: Hashable = field(compare=False)
     generation: int = field(compare=False)
-    action: Callable[[], None] = field(compare=False)
+    action: Callable[[], None] | None = field(compare=False)
+    """None once the timer is replaced or cancelled: the entry is dead, its closure let go."""
     repeat: float | None = field(compare=False)
 
 
@@ -30,12 +31,16 @@ class TimerService:
     """Runs short actions (an actor's ``tell``) when their time comes.
 
     Each timer has a key; scheduling a key again replaces its timer, and a replaced or
-    cancelled timer never fires (its heap entry is dropped as stale when it comes up).
+    cancelled timer never fires. A key is forgotten once its timer has fired (unless it
+    repeats) or is cancelled, so keys made per call (a call's deadline) cost nothing after.
     """
 
     def __init__(self, name: str = "mcp-actors-timers") -> None:
         self._heap: list[_Entry] = []
-        self._generations: dict[Hashable, int] = {}
+        self._live: dict[Hashable, _Entry] = {}
+        # Dead entries still on the heap: they are dropped when they come up, or all at once
+        # when they are half the heap (a heap cannot remove from its middle).
+        self._dead = 0
         self._seq = itertools.count()
         self._cond = threading.Condition()
         self._stopped = False
@@ -47,49 +52,68 @@ class TimerService:
     ) -> int:
         """Run ``action`` after ``delay`` seconds (then every ``repeat`` seconds); return the generation.
 
-        A delay that is not a finite number raises ``ValueError``: a NaN on the heap would
-        never come due, and every timer behind it would wait forever.
+        The generation is 1 for a key without a live timer, one more than the replaced timer's
+        otherwise. A negative delay counts as zero. A delay that is not a finite number raises
+        ``ValueError``: a NaN on the heap would never come due, and every timer behind it would
+        wait forever.
         """
         if not math.isfinite(delay) or (repeat is not None and not (math.isfinite(repeat) and repeat > 0)):
             raise ValueError(f"timer delays must be finite numbers, got delay={delay!r}, repeat={repeat!r}")
         with self._cond:
             if self._stopped:
                 return 0
-            generation = self._generations.get(key, 0) + 1
-            self._generations[key] = generation
-            heapq.heappush(
-                self._heap,
-                _Entry(time.monotonic() + max(delay, 0.0), next(self._seq), key, generation, action, repeat),
-            )
+            replaced = self._live.get(key)
+            generation = 1 if replaced is None else replaced.generation + 1
+            if replaced is not None:
+                self._kill(replaced)
+            due = time.monotonic() + max(delay, 0.0)
+            entry = _Entry(due, next(self._seq), key, generation, action, repeat)
+            self._live[key] = entry
+            heapq.heappush(self._heap, entry)
             self._cond.notify()
             return generation
 
     def cancel(self, key: Hashable) -> None:
         """Cancel the timer of ``key``, if any."""
         with self._cond:
-            if key in self._generations:
-                self._generations[key] += 1
+            if (entry := self._live.pop(key, None)) is not None:
+                self._kill(entry)
 
     def cancel_where(self, predicate: Callable[[Hashable], bool]) -> None:
         """Cancel every timer whose key matches."""
         with self._cond:
-            for key in self._generations:
-                if predicate(key):
-                    self._generations[key] += 1
+            for key in [k for k in self._live if predicate(k)]:
+                self._kill(self._live.pop(key))
 
     def pending(self) -> int:
-        """How many live timers there are."""
+        """How many live timers there are: the keys the service remembers."""
         with self._cond:
-            return sum(1 for e in self._heap if self._generations.get(e.key) == e.generation)
+            return len(self._live)
+
+    def queued(self) -> int:
+        """How many entries the heap holds, dead ones included: what the service keeps in memory."""
+        with self._cond:
+            return len(self._heap)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the thread; timers not yet due never fire. Idempotent."""
         with self._cond:
             self._stopped = True
             self._heap.clear()
+            self._live.clear()
+            self._dead = 0
             self._cond.notify()
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
+
+    def _kill(self, entry: _Entry) -> None:
+        # Under the lock. The entry stays on the heap until it comes up or the heap is compacted.
+        entry.action = None
+        self._dead += 1
+        if self._dead * 2 > len(self._heap):
+            self._heap = [e for e in self._heap if e.action is not None]
+            heapq.heapify(self._heap)
+            self._dead = 0
 
     def _run(self) -> None:
         while True:
@@ -98,9 +122,14 @@ class TimerService:
                     now = time.monotonic()
                     if self._heap and self._heap[0].due <= now:
                         entry = heapq.heappop(self._heap)
-                        if self._generations.get(entry.key) != entry.generation:
+                        action = entry.action
+                        if action is None:
+                            self._dead -= 1
                             continue
-                        if entry.repeat is not None:
+                        if entry.repeat is None:
+                            del self._live[entry.key]
+                            entry.action = None
+                        else:
                             entry.due = now + entry.repeat
                             entry.seq = next(self._seq)
                             heapq.heappush(self._heap, entry)
@@ -109,6 +138,8 @@ class TimerService:
                 else:
                     return
             try:
-                entry.action()
+                action()
             except Exception:
                 logger.exception("timer action for %r failed", entry.key)
+            # Not kept alive while this thread waits for the next timer.
+            del action, entry

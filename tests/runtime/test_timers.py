@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -78,8 +80,16 @@ def test_due_timers_fire_in_scheduling_order(timers: TimerService) -> None:
 
 def test_negative_delay_fires_at_once(timers: TimerService) -> None:
     log = Log()
-    timers.schedule("k", -10, log.action("k"))
+    log.expect = 2
+    gate = threading.Event()
+    timers.schedule("gate", 0, lambda: gate.wait(WAIT))
+    timers.schedule("late", 60, log.action("late"))
+    # Due no later than a zero delay scheduled after it: at once, not in 10 s, not never.
+    timers.schedule("negative", -10, log.action("negative"))
+    timers.schedule("zero", 0, log.action("zero"))
+    gate.set()
     assert log.done.wait(WAIT)
+    assert log.fired == ["negative", "zero"]
 
 
 def test_one_thread_for_many_timers(timers: TimerService) -> None:
@@ -193,6 +203,75 @@ def test_repeat_is_replaced_by_rescheduling(timers: TimerService) -> None:
     assert sentinel.wait(WAIT)
     assert not ticked.is_set()
     assert log.fired == ["once"]
+
+
+class Action:
+    """An action that can be watched with a weak reference (a closure cannot)."""
+
+    def __init__(self, ran: threading.Event | None = None) -> None:
+        self.ran = ran
+
+    def __call__(self) -> None:
+        if self.ran is not None:
+            self.ran.set()
+
+
+def released(refs: list[weakref.ref[Action]]) -> int:
+    gc.collect()
+    return sum(1 for ref in refs if ref() is None)
+
+
+def test_cancelled_timers_forget_their_keys_and_actions(timers: TimerService) -> None:
+    actions = [Action() for _ in range(1000)]
+    refs = [weakref.ref(a) for a in actions]
+    for i, action in enumerate(actions):
+        timers.schedule(("call", i), 60, action)
+    assert timers.pending() == 1000
+    for i in range(1000):
+        timers.cancel(("call", i))
+    del actions, action
+    assert timers.pending() == 0
+    assert timers.queued() == 0
+    assert released(refs) == 1000
+
+
+def test_fired_one_shot_timers_forget_their_keys_and_actions(timers: TimerService) -> None:
+    fired = [threading.Event() for _ in range(1000)]
+    actions = [Action(ran) for ran in fired]
+    refs = [weakref.ref(a) for a in actions]
+    for i, action in enumerate(actions):
+        timers.schedule(("call", i), 0, action)
+    del actions, action
+    assert all(ran.wait(WAIT) for ran in fired)
+    # The thread has let go of the last action once it has run the next one.
+    sentinel = threading.Event()
+    timers.schedule("sentinel", 0, sentinel.set)
+    assert sentinel.wait(WAIT)
+    assert timers.pending() == 0
+    assert timers.queued() == 0
+    assert released(refs) == 1000
+
+
+def test_rescheduling_one_key_does_not_grow_the_heap(timers: TimerService) -> None:
+    log = Log()
+    for i in range(1000):
+        timers.schedule("k", 60 if i < 999 else 0, log.action(str(i)))
+        assert timers.queued() <= 2
+    assert log.done.wait(WAIT)
+    assert log.fired == ["999"]
+
+
+def test_dead_entries_are_at_most_half_the_heap(timers: TimerService) -> None:
+    log = Log()
+    log.expect = 10
+    for i in range(1000):
+        timers.schedule(i, 60 if i % 100 else 0.01 * (i // 100), log.action(str(i)))
+    timers.cancel_where(lambda key: isinstance(key, int) and key % 100 != 0 and key % 7 != 0)
+    assert timers.pending() == 10 + len([i for i in range(1000) if i % 100 and i % 7 == 0])
+    assert timers.queued() <= 2 * timers.pending()
+    # The heap is still in order after compaction: the ten short timers fire, in order.
+    assert log.done.wait(WAIT)
+    assert log.fired == [str(i) for i in range(0, 1000, 100)]
 
 
 def test_a_failing_action_does_not_kill_the_thread(
