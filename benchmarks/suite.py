@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from actors import Runtime
-from actors.mcp import sdk_transport
 from actors.mcp.sdk_transport import SDKTransport
+from actors.mcp.stdio_process import PDEATHSIG_SCRIPT
 from actors.runtime.messages import CallTool, StartServer
 from benchmarks.common import (
     SDKLoop,
@@ -478,8 +478,8 @@ def cold_start(sizes: Sizes) -> dict[str, Any]:
 
 def _wrapper_start(reps: int) -> dict[str, Any]:
     """What the parent-death wrapper adds to a spawn: it starts an interpreter before exec."""
-    script = getattr(sdk_transport, "_PDEATHSIG_SCRIPT", None)
-    if script is None or os.name != "posix":
+    script = PDEATHSIG_SCRIPT
+    if os.name != "posix":
         return {}
     cases = {
         "bare_interpreter": [sys.executable, "-I", "-S", "-c", "pass"],

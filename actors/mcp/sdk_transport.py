@@ -8,62 +8,69 @@ calls are multiplexed on one session.
 What this adds to the SDK:
 
 - Death is pushed, not discovered at the next call: the end of the server's message stream,
-  the exit of a stdio server process (a pidfd on Linux) or a crash of the HTTP transport is
-  reported to `TransportEvents.on_closed` at once, and every in-flight request of the session
-  fails with ``ConnectionError`` (the reason names the exit status and the last stderr lines).
+  the exit of a stdio server process (`actors.mcp.stdio_process`) or a crash of the HTTP
+  transport is reported to `TransportEvents.on_closed` at once, and every in-flight request of
+  the session fails with ``ConnectionError`` (the reason names the exit status and the last
+  stderr lines).
 - Timeouts and cancelled callers: the SDK tells the server (``notifications/cancelled``) when an
   awaiting task is cancelled; we bound each call with ``anyio.fail_after`` and raise
   ``TimeoutError``. The session stays usable.
-- Fast, parallel close of stdio servers: the SDK closes stdin, then waits up to 2 s before
-  SIGTERM. A watchdog started when the transport tears down sends SIGTERM to the server's
-  process group after ``close_grace`` (default 0.5 s) and SIGKILL after ``kill_grace`` more.
-  Closing is per session, so many sessions close concurrently.
-- Children die with the host: on POSIX the command is started through `actors.mcp.pdeathsig`
-  (``PR_SET_PDEATHSIG`` = SIGKILL on Linux, then ``execvp``; the pid stays the server's).
+- Fast, parallel close of stdio servers (SIGTERM after ``close_grace``, not the SDK's 2 s), and
+  children that die with the host (`actors.mcp.pdeathsig`).
+- No session outlives a failed or cancelled `connect`: it is closed and its process reaped,
+  shielded from the caller's cancellation, before `connect` returns.
+- Nothing blocking on the shared loop: the command's path lookup and the SSL context
+  (`actors.mcp.tls`) are done on a worker thread; what the SDK imports lazily is loaded here.
 - Both protocol eras: ``ping`` only exists in handshake-era sessions, so `probe` sends
   ``server/discover`` on 2026-07-28 sessions; tools/list_changed arrives through the message
-  handler (legacy) or a ``subscriptions/listen`` stream (2026-07-28). The negotiated era is
-  remembered per server (``protocol_memo``) so that a reconnect in ``auto`` mode pins it and
-  never pays the SDK's discovery stall again (up to 10 s on servers that ignore unknown methods).
+  handler (legacy) or a ``subscriptions/listen`` stream (2026-07-28). The era that auto mode
+  negotiated is remembered per server (`actors.mcp.eras`), so a reconnect pins it and never
+  pays the SDK's discovery stall again (up to 10 s on servers that ignore unknown methods).
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import logging
-import os
 import shlex
-import shutil
-import signal
-import sys
+import ssl
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar, Final, TextIO, TypeVar
+from typing import Any, ClassVar, Final, TypeVar
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
+import anyio.to_thread
+
+# Loaded here, on the importing thread, because they would otherwise load on the event loop:
+# httpx2 imports its HTTP core when it builds its first client, anyio its subprocess support
+# when the SDK first starts a server.
+import httpcore2  # noqa: F401
 import httpx2
 import mcp_types as types
 import pydantic
+from anyio import open_process as _open_process  # noqa: F401
 from mcp import Client
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from actors.loop import EventLoop
-from actors.mcp.elicitation import ElicitationPolicy
+from actors.mcp.config import ServerConfig
 from actors.mcp.elicitation import answer as elicitation_answer
+from actors.mcp.eras import AUTO, LEGACY, MODERN_PROTOCOL, PROTOCOLS, EraMemo, era_of
 from actors.mcp.redaction import Redactor
+from actors.mcp.sdk_options import HTTPEndpoint, SDKOptions, StdioCommand
+from actors.mcp.stdio_process import StdioProcess, resolve_command, server_parameters
+from actors.mcp.tls import default_ssl_context
 from actors.mcp.transport import (
     CallOutcome,
     RemoteTool,
@@ -73,24 +80,24 @@ from actors.mcp.transport import (
     TransportEvents,
 )
 
-__all__ = ["KINDS", "MODERN_PROTOCOL", "PROTOCOLS", "SDKTransport"]
+__all__ = [
+    "KINDS",
+    "MODERN_PROTOCOL",
+    "PROTOCOLS",
+    "HTTPEndpoint",
+    "SDKOptions",
+    "SDKTransport",
+    "StdioCommand",
+]
 
 logger = logging.getLogger(__name__)
 
-MODERN_PROTOCOL: Final = "2026-07-28"
-"""The sessionless protocol revision (no ``initialize``, no ``ping``, ``subscriptions/listen``)."""
-
 KINDS: Final = ("stdio", "streamable-http", "sse")
-PROTOCOLS: Final = ("legacy", "auto", MODERN_PROTOCOL)
 
 _CLIENT_INFO = types.Implementation(name="mcp-actors", version="0.1.0")
-_PDEATHSIG_SCRIPT = Path(__file__).with_name("pdeathsig.py")
 
 _MAX_PAGES = 1000
-_STDERR_TAIL_LINES = 20
-_STDERR_LINE_MAX = 500
 _REPORTED_STDERR_LINES = 8
-_EXIT_POLL_INTERVAL = 0.01
 _EXIT_STATUS_WAIT = 0.5
 _STDERR_EOF_WAIT = 0.3
 _REASON_WAIT = 2.0
@@ -106,6 +113,10 @@ _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 # server error code, so the code alone does not prove the connection is gone).
 _SDK_CLOSED_MESSAGES = ("Connection closed", "SSE stream ended without a response", "SSE stream failed")
 
+# One worker thread per event loop serves the transports' short blocking look-ups; anyio keeps
+# each worker thread until its loop ends, so letting them run in parallel would only add threads.
+_LOOKUP_SLOTS: anyio.lowlevel.RunVar[anyio.CapacityLimiter] = anyio.lowlevel.RunVar("mcp_actors_lookups")
+
 _T = TypeVar("_T")
 
 
@@ -115,15 +126,11 @@ class _PinRejected(Exception):
 
 @dataclass
 class _Attempt:
-    """What one connection attempt started; the SDK hands us no handle to any of it."""
+    """What one connection attempt started."""
 
-    process: anyio.abc.Process | None = None
-    pidfd: int | None = None
-    stderr: _StderrTail | None = None
-    errlog: TextIO | None = None
+    stdio: StdioProcess | None = None
     stream_errors: deque[str] = field(default_factory=lambda: deque(maxlen=3))
     read_stream: _ObservedReadStream | None = None
-    watchdog_scope: anyio.CancelScope | None = None
 
 
 class SDKTransport:
@@ -132,60 +139,26 @@ class SDKTransport:
     default_protocol_memo: ClassVar[dict[str, str]] = {}
     """Process-wide memo of negotiated eras (``memo_key`` -> ``"legacy"`` or ``"2026-07-28"``)."""
 
-    def __init__(
-        self,
-        kind: str,
-        *,
-        command: str | None = None,
-        args: Sequence[str] = (),
-        env: Mapping[str, str] | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        url: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        protocol: str = "auto",
-        server_name: str = "",
-        protocol_memo: MutableMapping[str, str] | None = None,
-        request_timeout: float | None = 60.0,
-        connect_timeout: float | None = None,
-        close_grace: float = 0.5,
-        kill_grace: float = 1.0,
-        elicitation: ElicitationPolicy | None = None,
-    ) -> None:
-        """Describe the server; nothing starts before `connect`.
-
-        ``protocol``: ``"legacy"`` (initialize handshake), ``"auto"`` (the SDK discovers the
-        era; a remembered era is pinned) or ``"2026-07-28"``. ``sse`` is always legacy.
-        ``protocol_memo`` defaults to `default_protocol_memo`. ``request_timeout`` bounds
-        `list_tools` and `probe`; ``connect_timeout`` (optional) bounds `connect` with a
-        ``ConnectionError`` that carries the diagnostics. ``close_grace``: how long a stdio
-        server may take to exit after its stdin closes before it gets SIGTERM. ``elicitation``:
-        how to answer ``elicitation/create`` (see `actors.mcp.elicitation`); None declares no
-        elicitation capability.
-        """
-        _check_parameters(kind, protocol, command, url)
-        self.kind: str = kind
-        self.server_name = server_name
-        self._elicitation = elicitation
-        self._command = command
-        self._args = list(args)
-        self._env = dict(env) if env is not None else None
-        self._cwd = os.fspath(cwd) if cwd is not None else None
-        self._url = url
-        self._headers = dict(headers) if headers is not None else None
-        self._protocol = "legacy" if kind == "sse" else protocol
-        self._memo: MutableMapping[str, str] = (
-            protocol_memo if protocol_memo is not None else SDKTransport.default_protocol_memo
-        )
-        self._request_timeout = request_timeout
-        self._connect_timeout = connect_timeout
-        self._close_grace = close_grace
-        self._kill_grace = kill_grace
-        target = url if kind != "stdio" else shlex.join([command or "", *self._args])
-        self._label = server_name or target or kind
-        # What the server prints may quote its own secrets back: scrub them before logging.
-        self._redact = Redactor.for_server(self._env or {}, self._headers or {})
-        self.memo_key: str = f"{kind}:{target}" + (f"@{self._cwd}" if kind == "stdio" and self._cwd else "")
-        """The key under which the negotiated era is remembered."""
+    def __init__(self, target: StdioCommand | HTTPEndpoint, options: SDKOptions | None = None) -> None:
+        """Describe the server; nothing starts before `connect`. Cheap: no I/O, no imports."""
+        self.target = target
+        self.options = options if options is not None else SDKOptions()
+        self.kind: str = target.kind
+        self.server_name = self.options.server_name
+        self._protocol = LEGACY if self.kind == "sse" else self.options.protocol
+        memo = self.options.protocol_memo
+        self._eras = EraMemo(memo if memo is not None else SDKTransport.default_protocol_memo)
+        if isinstance(target, StdioCommand):
+            shown = shlex.join([target.command, *target.args])
+            self.memo_key: str = f"stdio:{shown}" + (f"@{target.cwd}" if target.cwd else "")
+            """The key under which the negotiated era is remembered."""
+            # What the server prints may quote its own secrets back: scrub them before logging.
+            self._redact = Redactor.for_server(target.env or {}, {})
+        else:
+            shown = target.url
+            self.memo_key = f"{target.kind}:{target.url}"
+            self._redact = Redactor.for_server({}, target.headers or {})
+        self._label = self.server_name or shown or self.kind
 
         self.negotiated_protocol: str | None = None
         """The protocol version the session speaks, once connected."""
@@ -195,6 +168,7 @@ class SDKTransport:
         """The pid of the last server process started, kept after it exits (diagnostics)."""
 
         self._started = False
+        self._owner_started = False
         # Created by `connect`, on the loop.
         self._ready: anyio.Event
         self._stop: anyio.Event
@@ -202,6 +176,7 @@ class SDKTransport:
         self._reason_ready: anyio.Event
         self._owner_scope: anyio.CancelScope
         self._resolved_command = ""
+        self._ssl_context: ssl.SSLContext | None = None
         self._lost_reported = False
         self._events: TransportEvents | None = None
         self._client: Client | None = None
@@ -218,15 +193,35 @@ class SDKTransport:
         self._side: anyio.abc.TaskGroup | None = None
         self._attempt = _Attempt()
 
+    @classmethod
+    def for_server(cls, config: ServerConfig, *, ssl_context: ssl.SSLContext | None = None) -> SDKTransport:
+        """A transport to the server that ``config`` describes. Cheap: safe on the event loop.
+
+        ``ssl_context`` (HTTP and SSE): build it once, off the loop, and pass it to every
+        transport; without it the first connect builds `actors.mcp.tls.default_ssl_context`
+        on a worker thread.
+        """
+        target: StdioCommand | HTTPEndpoint
+        if config.transport == "stdio":
+            target = StdioCommand(config.command or "", config.args, config.env, config.cwd)
+        else:
+            target = HTTPEndpoint(config.url or "", config.headers, config.transport)
+        options = SDKOptions(
+            server_name=config.name,
+            protocol=config.protocol,
+            connect_timeout=config.connect_timeout,
+            elicitation=config.elicitation,
+            ssl_context=ssl_context,
+        )
+        return cls(target, options)
+
     # -- the Transport protocol --------------------------------------------------------------
 
     @property
     def pid(self) -> int | None:
         """The stdio server's pid while its process runs, else None."""
-        process = self._attempt.process
-        if process is None or process.returncode is not None:
-            return None
-        return process.pid
+        stdio = self._attempt.stdio
+        return stdio.pid if stdio is not None else None
 
     @property
     def server_info(self) -> ServerInfo | None:
@@ -235,14 +230,15 @@ class SDKTransport:
 
     @property
     def closed_reason(self) -> str | None:
-        """Why the session ended (peer death, handshake failure or close), once it has."""
+        """Why the session ended (peer death, handshake failure, cancelled connect or close), once it has."""
         return self._reason
 
     async def connect(self, events: TransportEvents | None = None) -> ServerInfo:
         """Start the server (stdio) or reach it (HTTP), do the handshake and return its answer.
 
         Raises ``ConnectionError`` with the reason (command not found, exit status and stderr,
-        handshake error). Cancelling the caller aborts the handshake and reaps the process.
+        handshake error). However it fails, or if its caller is cancelled, the session is closed
+        and its process reaped before it returns.
         """
         if self._started:
             raise RuntimeError("SDKTransport is single use: connect() was already called")
@@ -253,36 +249,27 @@ class SDKTransport:
         self._done = anyio.Event()
         self._reason_ready = anyio.Event()
         self._owner_scope = anyio.CancelScope()
-        if self.kind == "stdio":
-            try:
-                self._resolved_command = self._resolve_command()
-            except ConnectionError as exc:
-                self._set_reason(str(exc))
-                self._ready.set()
-                self._done.set()
-                raise
+        timeout = self.options.connect_timeout
         try:
-            self._start_owner()
-        except RuntimeError as exc:  # the loop is stopping
-            self._set_reason(f"{self._label}: cannot start the session: {exc}")
-            self._ready.set()
-            self._done.set()
-            raise ConnectionError(self._reason) from exc
-        try:
-            with anyio.fail_after(self._connect_timeout):
+            with anyio.fail_after(timeout):
+                await self._prepare()
+                if self._closing:
+                    raise ConnectionError(self._reason or f"{self._label}: closed during connect")
+                self._start_owner()
                 await self._ready.wait()
         except TimeoutError:
             diagnostics = self._diagnostics()
-            await self._abort()
-            raise ConnectionError(
-                f"{self._label}: no answer to the handshake within {self._connect_timeout}s"
-                + (f"; {diagnostics}" if diagnostics else "")
-            ) from None
-        except BaseException:
-            await self._abort()
+            message = f"{self._label}: no answer to the handshake within {timeout}s" + (
+                f"; {diagnostics}" if diagnostics else ""
+            )
+            await self._shut(message)
+            raise ConnectionError(message) from None
+        except BaseException as exc:
+            await self._shut(self._abort_reason(exc))
             raise
         if self._connect_error is not None:
-            await self._wait_done()
+            with anyio.CancelScope(shield=True):
+                await self._wait_done()
             raise self._connect_error
         assert self._server_info is not None
         return self._server_info
@@ -306,7 +293,7 @@ class SDKTransport:
                 seen.add(cursor)
             raise RuntimeError(f"{self._label}: tools/list has more than {_MAX_PAGES} pages")
 
-        tools = await self._request("tools/list", fetch, self._request_timeout)
+        tools = await self._request("tools/list", fetch, self.options.request_timeout)
         return [_remote_tool(tool) for tool in tools]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float | None) -> CallOutcome:
@@ -330,7 +317,7 @@ class SDKTransport:
 
         Any answer, even an error, proves the server alive.
         """
-        await self._probe(self._request_timeout)
+        await self._probe(self.options.request_timeout)
 
     async def _probe(self, timeout: float | None) -> None:
         client = self._connected_client()
@@ -350,18 +337,14 @@ class SDKTransport:
         await self._request("server/discover" if modern else "ping", ask, timeout)
 
     async def close(self) -> None:
-        """Close the session and reap the server. Idempotent; never raises."""
+        """Close the session and reap the server, even if the caller is cancelled meanwhile.
+
+        Idempotent; never raises.
+        """
         if not self._started:
             return
         try:
-            if not self._done.is_set():
-                self._closing = True
-                self._set_reason(f"{self._label}: the transport was closed")
-                self._cancel_inflight()
-                if not self._ready.is_set():
-                    self._owner_scope.cancel()
-                self._stop.set()
-            await self._wait_done()
+            await self._shut(f"{self._label}: the transport was closed")
         except Exception:
             logger.exception("%s: closing the transport failed", self._label)
 
@@ -443,24 +426,52 @@ class SDKTransport:
 
     # -- the owner task ----------------------------------------------------------------------
 
+    async def _prepare(self) -> None:
+        """Look up what connecting needs from the file system, on a worker thread."""
+        target = self.target
+        if isinstance(target, StdioCommand):
+            self._resolved_command = await _off_loop(resolve_command, target, self._label)
+        else:
+            self._ssl_context = self.options.ssl_context or await _off_loop(default_ssl_context)
+
     def _start_owner(self) -> None:
         loop = EventLoop.current()
-        if loop is not None:
-            loop.spawn(self._own, name=f"mcp-session {self._label}")
-        else:
-            # Not on an EventLoop thread (a bare anyio.run, say): a plain asyncio task.
-            self._owner_task = asyncio.get_running_loop().create_task(self._own())
+        try:
+            if loop is not None:
+                loop.spawn(self._own, name=f"mcp-session {self._label}")
+            else:
+                # Not on an EventLoop thread (a bare anyio.run, say): a plain asyncio task.
+                self._owner_task = asyncio.get_running_loop().create_task(self._own())
+        except RuntimeError as exc:  # the loop is stopping
+            raise ConnectionError(f"{self._label}: cannot start the session: {exc}") from exc
+        self._owner_started = True
 
-    async def _abort(self) -> None:
-        """Cancel an unfinished connect and wait, shielded and bounded, until it is reaped."""
-        self._closing = True
-        self._owner_scope.cancel()
-        self._stop.set()
+    def _abort_reason(self, exc: BaseException) -> str:
+        if isinstance(exc, ConnectionError):
+            return str(exc)
+        if isinstance(exc, anyio.get_cancelled_exc_class()):
+            return f"{self._label}: the connect was cancelled"
+        return f"{self._label}: the connect failed: {_exc_text(exc)}"
+
+    async def _shut(self, reason: str) -> None:
+        """End the session, whatever it is doing, and wait (shielded, bounded) until it is reaped."""
+        if not self._done.is_set():
+            self._closing = True
+            self._set_reason(reason)
+            self._cancel_inflight()
+            if not self._owner_started:
+                self._ready.set()
+                self._done.set()
+                return
+            if not self._ready.is_set():
+                self._owner_scope.cancel()
+            self._stop.set()
         with anyio.CancelScope(shield=True):
             await self._wait_done()
 
     async def _wait_done(self) -> None:
-        with anyio.move_on_after(self._close_grace + self._kill_grace + _CLOSE_MARGIN) as scope:
+        options = self.options
+        with anyio.move_on_after(options.close_grace + options.kill_grace + _CLOSE_MARGIN) as scope:
             await self._done.wait()
         if scope.cancelled_caught:
             logger.warning("%s: the session did not wind down in time", self._label)
@@ -512,7 +523,7 @@ class SDKTransport:
         self._report_lost(reason)
 
     async def _own_attempts(self) -> None:
-        modes = self._modes()
+        modes = self._eras.modes(self.memo_key, self._protocol)
         for attempt, mode in enumerate(modes):
             try:
                 await self._own_session(mode)
@@ -534,19 +545,11 @@ class SDKTransport:
                     mode,
                     _exc_text(exc.__cause__),
                 )
-                self._memo.pop(self.memo_key, None)
+                self._eras.forget(self.memo_key)
                 # The refused attempt's teardown looked like a lost peer: start the next one clean.
                 self._stop = anyio.Event()
                 self._lost_hint = None
                 self._reason = None
-
-    def _modes(self) -> list[str]:
-        if self._protocol != "auto":
-            return [self._protocol]
-        known = self._memo.get(self.memo_key)
-        if known in ("legacy", MODERN_PROTOCOL):
-            return [known, "auto"]
-        return ["auto"]
 
     async def _own_session(self, mode: str) -> None:
         self.connect_mode = mode
@@ -566,14 +569,14 @@ class SDKTransport:
                 client_info=_CLIENT_INFO,
                 message_handler=self._on_message,
                 logging_callback=self._on_log,
-                elicitation_callback=self._on_elicit if self._elicitation is not None else None,
+                elicitation_callback=self._on_elicit if self.options.elicitation is not None else None,
             )
             try:
                 await stack.enter_async_context(client)
                 if mode == MODERN_PROTOCOL:
                     await self._discover(client)
             except MCPError as exc:
-                if mode != "auto" and self._protocol == "auto" and not self._is_connection_error(exc):
+                if mode != AUTO and self._protocol == AUTO and not self._is_connection_error(exc):
                     raise _PinRejected() from exc
                 if self._protocol == MODERN_PROTOCOL and exc.code == types.METHOD_NOT_FOUND:
                     raise StartRefused(
@@ -614,24 +617,22 @@ class SDKTransport:
         client.session.adopt(types.DiscoverResult.model_validate(raw))
 
     async def _on_elicit(self, context: Any, params: Any) -> types.ElicitResult:
-        assert self._elicitation is not None
+        policy = self.options.elicitation
+        assert policy is not None
         mode = getattr(params, "mode", "form")
         requested = getattr(params, "requested_schema", None)
         if isinstance(requested, pydantic.BaseModel):
             requested = requested.model_dump(mode="json", by_alias=True, exclude_none=True)
         schema = requested if isinstance(requested, Mapping) else None
-        reply = elicitation_answer(self._elicitation, mode, schema)
+        reply = elicitation_answer(policy, mode, schema)
         logger.info("%s: answered an elicitation with %s", self._label, reply["action"])
         return types.ElicitResult.model_validate(reply)
 
     def _record_handshake(self, client: Client) -> None:
         version = client.protocol_version
         self.negotiated_protocol = version
-        self._era = MODERN_PROTOCOL if version in MODERN_PROTOCOL_VERSIONS else "legacy"
-        if self._protocol == "auto":
-            # Only what auto mode found out is worth remembering: a pinned era says nothing
-            # about what the server would choose.
-            self._memo[self.memo_key] = self._era
+        self._era = era_of(version)
+        self._eras.learn(self.memo_key, self._protocol, self._era)
         info = client.server_info
         self._server_info = ServerInfo(
             name=info.name if info is not None else "",
@@ -642,21 +643,33 @@ class SDKTransport:
         )
 
     async def _sdk_transport(self, stack: AsyncExitStack) -> _ObservedTransport:
-        """The SDK transport for this kind, wrapped so that we see it start, end and tear down."""
+        """The SDK transport for the target, wrapped so that we see it start, end and tear down."""
+        target = self.target
         inner: AbstractAsyncContextManager[Any]
-        if self.kind == "stdio":
-            errlog = await self._open_stderr(stack)
-            inner = stdio_client(self._stdio_parameters(), errlog=errlog)
-        elif self.kind == "streamable-http":
-            assert self._url is not None
-            http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=self._headers, timeout=_HTTP_TIMEOUT)
+        if isinstance(target, StdioCommand):
+            stdio = StdioProcess(
+                self._label,
+                self._redact,
+                close_grace=self.options.close_grace,
+                kill_grace=self.options.kill_grace,
+                on_exit=self._process_exited,
             )
-            inner = streamable_http_client(self._url, http_client=http)
+            self._attempt.stdio = stdio
+            errlog = await stdio.open_stderr(stack)
+            inner = stdio_client(server_parameters(target, self._resolved_command), errlog=errlog)
         else:
-            assert self._url is not None
-            inner = sse_client(self._url, headers=self._headers)
-        return _ObservedTransport(inner, self, spawns=self.kind == "stdio")
+            assert self._ssl_context is not None
+            headers = dict(target.headers) if target.headers is not None else None
+            if target.kind == "sse":
+                inner = sse_client(
+                    target.url, headers=headers, httpx_client_factory=_client_factory(self._ssl_context)
+                )
+            else:
+                http = await stack.enter_async_context(
+                    httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT, verify=self._ssl_context)
+                )
+                inner = streamable_http_client(target.url, http_client=http)
+        return _ObservedTransport(inner, self)
 
     # -- events from the peer -----------------------------------------------------------------
 
@@ -748,141 +761,47 @@ class SDKTransport:
                 with contextlib.suppress(RuntimeError):
                     task_status.started()
 
-    # -- stdio: the process, its stderr, its death ----------------------------------------------
-
-    def _resolve_command(self) -> str:
-        """The command's path, or ``ConnectionError`` now (rather than a wrapper's exit 127)."""
-        command = self._command or ""
-        if os.sep in command or (os.altsep and os.altsep in command):
-            candidate = (
-                command if os.path.isabs(command) or self._cwd is None else os.path.join(self._cwd, command)
-            )
-            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-                return command
-            raise StartRefused(f"{self._label}: command not found or not executable: {command!r}")
-        search_path = (self._env or {}).get("PATH", os.environ.get("PATH", os.defpath))
-        found = shutil.which(command, path=search_path)
-        if found is None:
-            raise StartRefused(f"{self._label}: command not found: {command!r}")
-        return found
-
-    def _stdio_parameters(self) -> StdioServerParameters:
-        command, args = self._resolved_command, self._args
-        if os.name == "posix" and sys.executable:
-            # -I -S: the wrapper needs only the standard library; start it fast.
-            args = ["-I", "-S", str(_PDEATHSIG_SCRIPT), f"--ppid={os.getpid()}", command, *args]
-            command = sys.executable
-        return StdioServerParameters(command=command, args=args, env=self._env, cwd=self._cwd)
+    # -- stdio: the process (see actors.mcp.stdio_process) ---------------------------------------
 
     def _reset_attempt(self) -> None:
         self._unwatch_process()
         self._attempt = _Attempt()
 
-    async def _open_stderr(self, stack: AsyncExitStack) -> TextIO:
-        """A pipe for the server's stderr, read on the loop into a tail of recent lines."""
-        read_fd, write_fd = os.pipe()
-        tail = _StderrTail(self._label, self._redact)
-        try:
-            pipe = os.fdopen(read_fd, "rb", buffering=0)
-        except BaseException:
-            os.close(read_fd)
-            os.close(write_fd)
-            raise
-        try:
-            reader, _ = await asyncio.get_running_loop().connect_read_pipe(lambda: tail, pipe)
-        except BaseException:
-            pipe.close()
-            os.close(write_fd)
-            raise
-        stack.callback(reader.close)
-        errlog = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
-        stack.callback(errlog.close)
-        self._attempt.stderr = tail
-        self._attempt.errlog = errlog
-        return errlog
-
     def _after_spawn(self, inner: AbstractAsyncContextManager[Any]) -> None:
-        """The SDK started (or failed to start) the process: keep its handle, drop our pipe end."""
-        if self._attempt.errlog is not None:
-            # The child holds its own copy; ours would keep the pipe open after it exits.
-            self._attempt.errlog.close()
-        process = _sdk_process(inner)
-        if process is None:
-            return
-        self._attempt.process = process
-        self.spawned_pid = process.pid
-        self._watch_process(process)
+        """The SDK started (or failed to start) the server's process."""
+        stdio = self._attempt.stdio
+        if stdio is not None and (pid := stdio.adopt(inner)) is not None:
+            self.spawned_pid = pid
 
-    def _watch_process(self, process: anyio.abc.Process) -> None:
-        """Learn of the server's exit at once, even while a grandchild holds its pipes open."""
-        pidfd_open = getattr(os, "pidfd_open", None)
-        if pidfd_open is None:
-            return
-        try:
-            fd: int = pidfd_open(process.pid)
-        except OSError:
-            return  # already gone: the end of its stdout says so
-        self._attempt.pidfd = fd
-        asyncio.get_running_loop().add_reader(fd, self._on_process_exit)
-
-    def _on_process_exit(self) -> None:
-        self._unwatch_process()
+    def _process_exited(self) -> None:
         self._peer_lost("the server process exited")
 
     def _unwatch_process(self) -> None:
-        fd, self._attempt.pidfd = self._attempt.pidfd, None
-        if fd is None:
-            return
-        with contextlib.suppress(Exception):
-            asyncio.get_running_loop().remove_reader(fd)
-        with contextlib.suppress(OSError):
-            os.close(fd)
+        if self._attempt.stdio is not None:
+            self._attempt.stdio.unwatch()
 
     def _start_watchdog(self) -> None:
         """The transport is tearing down: make sure the server is gone within the graces."""
-        process, side = self._attempt.process, self._side
-        if process is None or side is None or self._attempt.watchdog_scope is not None:
-            return
-        if process.returncode is not None:
-            return
-        self._attempt.watchdog_scope = anyio.CancelScope(shield=True)
-        side.start_soon(self._watchdog, process, self._attempt.watchdog_scope)
-
-    def _kill_leftovers(self) -> None:
-        """The server is gone: kill what it left in its process group (children holding its pipes)."""
-        process = self._attempt.process
-        if process is not None and process.returncode is not None and os.name == "posix":
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-                logger.debug("%s: killed what was left of process group %d", self._label, process.pid)
+        if self._attempt.stdio is not None and self._side is not None:
+            self._attempt.stdio.start_watchdog(self._side)
 
     def _stop_watchdog(self) -> None:
-        scope, self._attempt.watchdog_scope = self._attempt.watchdog_scope, None
-        if scope is not None:
-            scope.cancel()
+        if self._attempt.stdio is not None:
+            self._attempt.stdio.stop_watchdog()
 
-    async def _watchdog(self, process: anyio.abc.Process, scope: anyio.CancelScope) -> None:
-        # Shielded: it must outlive a cancelled connect, whose teardown is what it guards.
-        with scope:
-            for sig, grace in ((signal.SIGTERM, self._close_grace), (signal.SIGKILL, self._kill_grace)):
-                if await _wait_exit(process, grace):
-                    return
-                logger.debug("%s: pid %d still running; sending %s", self._label, process.pid, sig.name)
-                _signal_group(process, sig)
+    def _kill_leftovers(self) -> None:
+        if self._attempt.stdio is not None:
+            self._attempt.stdio.kill_leftovers()
 
     async def _describe(self, what: str) -> str:
         """``what`` plus the exit status, the last stderr lines and any unreadable output."""
         parts = [f"{self._label}: {what}"]
-        process = self._attempt.process
-        if process is not None:
-            await _wait_exit(process, _EXIT_STATUS_WAIT)
-            status = _exit_text(process.returncode)
+        stdio = self._attempt.stdio
+        if stdio is not None:
+            status = await stdio.exit_status(_EXIT_STATUS_WAIT)
             if status:
                 parts.append(status)
-        stderr = self._attempt.stderr
-        if stderr is not None:
-            with anyio.move_on_after(_STDERR_EOF_WAIT):
-                await stderr.closed.wait()
+            await stdio.stderr_closed(_STDERR_EOF_WAIT)
         diagnostics = self._diagnostics()
         if diagnostics:
             parts.append(diagnostics)
@@ -890,7 +809,8 @@ class SDKTransport:
 
     def _diagnostics(self) -> str:
         parts = []
-        if self._attempt.stderr is not None and (lines := self._attempt.stderr.tail(_REPORTED_STDERR_LINES)):
+        stdio = self._attempt.stdio
+        if stdio is not None and (lines := stdio.stderr_lines(_REPORTED_STDERR_LINES)):
             parts.append("stderr: " + " | ".join(lines))
         if self._attempt.stream_errors:
             parts.append("not JSON-RPC on stdout: " + " | ".join(self._attempt.stream_errors))
@@ -904,17 +824,15 @@ class SDKTransport:
 class _ObservedTransport:
     """Wraps an SDK transport: reports the spawn, the end of its stream and its teardown."""
 
-    def __init__(self, inner: AbstractAsyncContextManager[Any], owner: SDKTransport, *, spawns: bool) -> None:
+    def __init__(self, inner: AbstractAsyncContextManager[Any], owner: SDKTransport) -> None:
         self._inner = inner
         self._owner = owner
-        self._spawns = spawns
 
     async def __aenter__(self) -> tuple[_ObservedReadStream, Any]:
         try:
             read_stream, write_stream = await self._inner.__aenter__()
         finally:
-            if self._spawns:
-                self._owner._after_spawn(self._inner)
+            self._owner._after_spawn(self._inner)
         observed = _ObservedReadStream(read_stream, self._owner)
         self._owner._attempt.read_stream = observed
         return observed, write_stream
@@ -926,8 +844,7 @@ class _ObservedTransport:
         try:
             return await self._inner.__aexit__(exc_type, exc, tb)
         finally:
-            if self._spawns:
-                self._owner._kill_leftovers()
+            self._owner._kill_leftovers()
 
 
 class _ObservedReadStream:
@@ -980,42 +897,6 @@ class _ObservedReadStream:
         await self.aclose()
 
 
-class _StderrTail(asyncio.Protocol):
-    """Reads a server's stderr on the loop: logs each line at DEBUG, keeps the last few."""
-
-    def __init__(self, label: str, redact: Redactor) -> None:
-        self._label = label
-        self._redact = redact
-        self._lines: deque[str] = deque(maxlen=_STDERR_TAIL_LINES)
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._partial = ""
-        self.closed = anyio.Event()
-
-    def tail(self, count: int) -> list[str]:
-        """The last ``count`` lines."""
-        return list(self._lines)[-count:]
-
-    def data_received(self, data: bytes) -> None:
-        text = self._partial + self._decoder.decode(data)
-        *lines, self._partial = text.split("\n")
-        if len(self._partial) > _STDERR_LINE_MAX:
-            lines.append(self._partial)
-            self._partial = ""
-        for line in lines:
-            self._add(line)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._add(self._partial + self._decoder.decode(b"", final=True))
-        self._partial = ""
-        self.closed.set()
-
-    def _add(self, line: str) -> None:
-        line = self._redact(line.rstrip("\r"))
-        if line.strip():
-            logger.debug("%s stderr: %s", self._label, line)
-            self._lines.append(line[:_STDERR_LINE_MAX])
-
-
 _E = TypeVar("_E", bound=BaseException)
 
 
@@ -1030,66 +911,32 @@ def _first_in(failure: BaseException, kind: type[_E]) -> _E | None:
     return None
 
 
-def _check_parameters(kind: str, protocol: str, command: str | None, url: str | None) -> None:
-    if kind not in KINDS:
-        raise ValueError(f"unknown transport kind {kind!r}; expected one of {', '.join(KINDS)}")
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
-    if kind == "stdio" and not command:
-        raise ValueError("a stdio transport needs a command")
-    if kind != "stdio" and not url:
-        raise ValueError(f"a {kind} transport needs a url")
-
-
-def _sdk_process(inner: AbstractAsyncContextManager[Any]) -> anyio.abc.Process | None:
-    """The process that the SDK's ``stdio_client`` started, read from its suspended generator.
-
-    The SDK does not expose it; we need it for the pid, the exit status and the kill deadline.
-    """
-    frame = getattr(getattr(inner, "gen", None), "ag_frame", None)
-    process = frame.f_locals.get("process") if frame is not None else None
-    if isinstance(process, anyio.abc.Process):
-        return process
-    if frame is not None:
-        logger.debug("could not find the stdio server's process in the SDK's stdio_client")
-    return None
-
-
-async def _wait_exit(process: anyio.abc.Process, timeout: float) -> bool:
-    """Whether the process has exited (and been reaped) within ``timeout``.
-
-    Polls ``returncode``: ``wait()`` would also wait for pipe EOF, which a grandchild can hold.
-    """
-    with anyio.move_on_after(timeout):
-        while process.returncode is None:
-            await anyio.sleep(_EXIT_POLL_INTERVAL)
-    return process.returncode is not None
-
-
-def _signal_group(process: anyio.abc.Process, sig: signal.Signals) -> None:
-    """Signal the server's process group (the SDK starts it as a session leader)."""
-    if process.returncode is not None:
-        return
+async def _off_loop(fn: Callable[..., _T], *args: Any) -> _T:
+    """Run a short blocking call (a walk of ``PATH``, an SSL context build) on a worker thread."""
     try:
-        if os.name == "posix":
-            os.killpg(process.pid, sig)
-        elif sig == signal.SIGKILL:
-            process.kill()
-        else:
-            process.terminate()
-    except (ProcessLookupError, PermissionError):
-        pass
+        slots = _LOOKUP_SLOTS.get()
+    except LookupError:
+        slots = anyio.CapacityLimiter(1)
+        _LOOKUP_SLOTS.set(slots)
+    return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True, limiter=slots)
 
 
-def _exit_text(returncode: int | None) -> str:
-    if returncode is None:
-        return ""
-    if returncode < 0:
-        try:
-            return f"killed by {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"killed by signal {-returncode}"
-    return f"exit status {returncode}"
+def _client_factory(context: ssl.SSLContext) -> Callable[..., httpx2.AsyncClient]:
+    """The SSE transport's client factory: the SDK's defaults, with our SSL context."""
+
+    def make(
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+    ) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(
+            headers=headers,
+            timeout=timeout if timeout is not None else _HTTP_TIMEOUT,
+            auth=auth,
+            verify=context,
+        )
+
+    return make
 
 
 def _leaf(exc: BaseException) -> BaseException:

@@ -12,7 +12,7 @@ import mcp.client.session
 import pytest
 
 from actors import Runtime
-from actors.mcp.sdk_transport import MODERN_PROTOCOL, SDKTransport
+from actors.mcp.sdk_transport import MODERN_PROTOCOL, SDKTransport, StdioCommand
 from tests.runtime.conftest import config, stdio_server
 
 # The cause was that the rejected pinned attempt's own teardown reached SDKTransport._peer_lost,
@@ -22,7 +22,7 @@ from tests.runtime.conftest import config, stdio_server
 
 def _pin_modern(monkeypatch: pytest.MonkeyPatch, entry: dict[str, object]) -> None:
     args = [str(a) for a in entry["args"]]  # type: ignore[attr-defined]
-    key = SDKTransport("stdio", command=str(entry["command"]), args=args, cwd=str(entry["cwd"])).memo_key
+    key = SDKTransport(StdioCommand(str(entry["command"]), tuple(args), cwd=str(entry["cwd"]))).memo_key
     monkeypatch.setitem(SDKTransport.default_protocol_memo, key, MODERN_PROTOCOL)
 
 

@@ -6,12 +6,13 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import anyio.to_thread
 import pytest
 
 from actors.loop import EventLoop
-from actors.mcp.sdk_transport import SDKTransport
+from actors.mcp.sdk_transport import HTTPEndpoint, SDKOptions, SDKTransport, StdioCommand
 from tests.servers.http import REPO_ROOT, HTTPServer
 
 FIXTURE_MODULE = "tests.servers.fixture_server"
@@ -47,23 +48,43 @@ def stdio_transport(
 ) -> SDKTransport:
     """A stdio transport to a server module of ``tests.servers`` (not yet connected)."""
     return SDKTransport(
-        "stdio",
-        command=sys.executable,
-        args=["-m", module, *server_args],
-        cwd=REPO_ROOT,
-        env=env,
-        protocol_memo=memo if memo is not None else {},
-        server_name=module.rsplit(".", 1)[-1],
-        **options,
+        StdioCommand(sys.executable, ("-m", module, *server_args), env, str(REPO_ROOT)),
+        SDKOptions(
+            protocol_memo=memo if memo is not None else {},
+            server_name=module.rsplit(".", 1)[-1],
+            **options,
+        ),
     )
+
+
+def http_transport(
+    url: str,
+    kind: Literal["streamable-http", "sse"] = "streamable-http",
+    headers: dict[str, str] | None = None,
+    **options: Any,
+) -> SDKTransport:
+    """A streamable HTTP or SSE transport to ``url`` with a memo of its own (not yet connected)."""
+    options.setdefault("protocol_memo", {})
+    options.setdefault("server_name", kind)
+    return SDKTransport(HTTPEndpoint(url, headers, kind), SDKOptions(**options))
 
 
 @pytest.fixture(scope="module")
 def loop() -> Iterator[EventLoop]:
-    """One event loop for the module's transports, stopped at the end."""
+    """One event loop for the module's transports, stopped at the end.
+
+    Its one worker thread (the transports look commands up on it) is started here, before the
+    first test, so that the per-test leak check does not count it: anyio keeps it until the loop
+    ends.
+    """
     event_loop = EventLoop.start()
+    event_loop.run(anyio.to_thread.run_sync, _nothing, timeout=30)
     yield event_loop
     event_loop.stop()
+
+
+def _nothing() -> None:
+    """Runs on a worker thread, to start it."""
 
 
 @pytest.fixture

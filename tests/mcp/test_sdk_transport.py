@@ -16,18 +16,20 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp.client.session
 import pytest
+from mcp.client.session import ClientSession
+from mcp_types import INVALID_PARAMS
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from actors.loop import THREAD_NAME, EventLoop
-from actors.mcp.sdk_transport import MODERN_PROTOCOL, SDKTransport
-from actors.mcp.transport import ServerReplyError, Transport
+from actors.mcp.sdk_transport import MODERN_PROTOCOL, SDKOptions, SDKTransport, StdioCommand
+from actors.mcp.transport import CallOutcome, ServerReplyError, Transport
 from tests.conftest import child_pids, wait_until
-from tests.mcp.conftest import Recorder, stdio_transport
+from tests.mcp.conftest import Recorder, http_transport, stdio_transport
 from tests.servers.http import REPO_ROOT, HTTPServer
 
 ERAS = ["legacy", MODERN_PROTOCOL]
@@ -206,8 +208,27 @@ def test_call_tool_returns_json(loop: EventLoop, session: SDKTransport) -> None:
     assert echoed.content[0]["text"] == "héllo"
 
 
-def test_probe_works_in_either_era(loop: EventLoop, session: SDKTransport) -> None:
+def test_probe_works_in_either_era(
+    loop: EventLoop, session: SDKTransport, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    era = request.node.callspec.params["session"]
+    assert session.connect_mode == era
+    if era == MODERN_PROTOCOL:
+        assert session.negotiated_protocol == MODERN_PROTOCOL
+    else:
+        assert session.negotiated_protocol in HANDSHAKE_PROTOCOL_VERSIONS
+    sent: list[str] = []
+    for method in ("send_ping", "send_discover"):
+        real = getattr(ClientSession, method)
+
+        async def recording(self: ClientSession, *args: Any, _real: Any = real, _name: str = method) -> Any:
+            sent.append(_name)
+            return await _real(self, *args)
+
+        monkeypatch.setattr(ClientSession, method, recording)
     loop.run(session.probe, timeout=15)
+    # ping does not exist on 2026-07-28 sessions; server/discover is what proves the server there.
+    assert sent == (["send_discover"] if era == MODERN_PROTOCOL else ["send_ping"])
 
 
 def test_tool_error_is_an_error_result(loop: EventLoop, session: SDKTransport) -> None:
@@ -217,13 +238,21 @@ def test_tool_error_is_an_error_result(loop: EventLoop, session: SDKTransport) -
 
 
 def test_unknown_tool_is_refused(loop: EventLoop, session: SDKTransport) -> None:
-    # MCPServer answers an unknown tool with an isError result (mcp-server-time with -32602:
-    # see test_mcp_server_time); a JSON-RPC error would raise ServerReplyError.
+    # A server may refuse an unknown tool with an isError result (the SDK's MCPServer does) or
+    # with a JSON-RPC error (-32602, as mcp-server-time does: see test_mcp_server_time).
+    refused: ServerReplyError | None = None
+    outcome: CallOutcome | None = None
     try:
         outcome = loop.run(session.call_tool, "no_such_tool", {}, 10, timeout=15)
-    except ServerReplyError:
-        return
-    assert outcome.is_error
+    except ServerReplyError as exc:
+        refused = exc
+    if refused is not None:
+        assert refused.code == INVALID_PARAMS, refused
+        assert "no_such_tool" in refused.message
+    else:
+        assert outcome is not None and outcome.is_error, outcome
+        assert outcome.content[0]["text"] == "Unknown tool: no_such_tool"
+    assert echo(loop, session, "still usable") == "still usable"
 
 
 def test_concurrent_calls_share_the_session(loop: EventLoop, session: SDKTransport) -> None:
@@ -409,7 +438,7 @@ def test_server_exit_mid_call_fails_in_flight_calls_fast(
 
 
 def test_command_not_found(loop: EventLoop) -> None:
-    transport = SDKTransport("stdio", command="no-such-mcp-server-command", server_name="ghost")
+    transport = SDKTransport(StdioCommand("no-such-mcp-server-command"), SDKOptions(server_name="ghost"))
     with pytest.raises(ConnectionError, match="command not found"):
         connect(loop, transport)
     close(loop, transport)
@@ -503,9 +532,11 @@ def test_twenty_stdio_sessions_close_in_parallel(loop: EventLoop) -> None:
 def test_mcp_server_time(loop: EventLoop) -> None:
     command = shutil.which("mcp-server-time", path=str(Path(sys.executable).parent))
     transport = (
-        SDKTransport("stdio", command=command, server_name="time")
+        SDKTransport(StdioCommand(command), SDKOptions(server_name="time"))
         if command is not None
-        else SDKTransport("stdio", command=sys.executable, args=["-m", "mcp_server_time"], server_name="time")
+        else SDKTransport(
+            StdioCommand(sys.executable, ("-m", "mcp_server_time")), SDKOptions(server_name="time")
+        )
     )
     connect(loop, transport)
     try:
@@ -517,7 +548,7 @@ def test_mcp_server_time(loop: EventLoop) -> None:
         assert outcome.structured_content["timezone"] == "UTC"
         with pytest.raises(ServerReplyError) as refused:
             loop.run(transport.call_tool, "no_such_tool", {}, 15, timeout=20)
-        assert refused.value.code == -32602
+        assert refused.value.code == INVALID_PARAMS
     finally:
         close(loop, transport)
 
@@ -525,10 +556,10 @@ def test_mcp_server_time(loop: EventLoop) -> None:
 HOST_SCRIPT = """
 import sys, time
 from actors.loop import EventLoop
-from actors.mcp.sdk_transport import SDKTransport
+from actors.mcp.sdk_transport import SDKOptions, SDKTransport, StdioCommand
 loop = EventLoop.start()
-transport = SDKTransport("stdio", command=sys.executable, args=["-m", "tests.servers.silent_server"],
-                         cwd=sys.argv[1], protocol="legacy", connect_timeout=30)
+transport = SDKTransport(StdioCommand(sys.executable, ("-m", "tests.servers.silent_server"), cwd=sys.argv[1]),
+                         SDKOptions(protocol="legacy", connect_timeout=30))
 loop.submit(transport.connect, None)
 while transport.spawned_pid is None:
     time.sleep(0.01)
@@ -567,13 +598,8 @@ def test_servers_die_with_a_killed_host() -> None:
 def test_streamable_http(
     loop: EventLoop, http_server: HTTPServer, marker_dir: Path, recorder: Recorder, protocol: str
 ) -> None:
-    transport = SDKTransport(
-        "streamable-http",
-        url=http_server.url,
-        headers={"X-Test": "hello-header"},
-        protocol=protocol,
-        protocol_memo={},
-        server_name="http",
+    transport = http_transport(
+        http_server.url, headers={"X-Test": "hello-header"}, protocol=protocol, server_name="http"
     )
     connect(loop, transport, recorder)
     try:
@@ -601,7 +627,7 @@ def test_streamable_http(
 
 
 def test_sse(loop: EventLoop, sse_server: HTTPServer, marker_dir: Path, recorder: Recorder) -> None:
-    transport = SDKTransport("sse", url=sse_server.url, headers={"X-Test": "sse-header"}, server_name="sse")
+    transport = http_transport(sse_server.url, "sse", headers={"X-Test": "sse-header"})
     connect(loop, transport, recorder)
     try:
         assert transport.connect_mode == "legacy"
@@ -626,11 +652,15 @@ def test_sse(loop: EventLoop, sse_server: HTTPServer, marker_dir: Path, recorder
     [("streamable-http", "legacy"), ("streamable-http", MODERN_PROTOCOL), ("sse", "legacy")],
 )
 def test_http_server_death_fails_in_flight_calls(
-    loop: EventLoop, recorder: Recorder, tmp_path: Path, kind: str, protocol: str
+    loop: EventLoop,
+    recorder: Recorder,
+    tmp_path: Path,
+    kind: Literal["streamable-http", "sse"],
+    protocol: str,
 ) -> None:
     server = HTTPServer(kind, env={"FIXTURE_MARKER_DIR": str(tmp_path)}).start()
     try:
-        transport = SDKTransport(kind, url=server.url, protocol=protocol, protocol_memo={}, server_name=kind)
+        transport = http_transport(server.url, kind, protocol=protocol)
         connect(loop, transport, recorder)
         try:
             marker = marker_name()
@@ -654,7 +684,7 @@ def test_http_server_death_fails_in_flight_calls(
 def test_unreachable_http_server(loop: EventLoop) -> None:
     with HTTPServer("streamable-http") as server:
         url = server.url
-    transport = SDKTransport("streamable-http", url=url, protocol="legacy", server_name="gone")
+    transport = http_transport(url, protocol="legacy", server_name="gone")
     with pytest.raises(ConnectionError, match="gone"):
         connect(loop, transport)
     close(loop, transport)

@@ -1,7 +1,7 @@
 """Run a test server over HTTP (streamable HTTP or SSE) in a subprocess, for tests.
 
     with HTTPServer("streamable-http") as server:
-        SDKTransport("streamable-http", url=server.url)
+        SDKTransport(HTTPEndpoint(server.url))
 
 The server listens on 127.0.0.1 on a free port; entering waits until it accepts connections;
 leaving terminates and reaps it.

@@ -1,0 +1,94 @@
+"""What an `SDKTransport` reaches (a stdio command or an HTTP endpoint) and how (`SDKOptions`).
+
+All three are frozen and cheap to build: transports are built on the event-loop thread.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from actors.mcp.elicitation import ElicitationPolicy
+from actors.mcp.eras import AUTO, PROTOCOLS
+
+__all__ = ["HTTP_KINDS", "HTTPEndpoint", "SDKOptions", "StdioCommand"]
+
+HTTP_KINDS = ("streamable-http", "sse")
+
+
+@dataclass(frozen=True)
+class StdioCommand:
+    """A server run as a child process that speaks MCP on its stdin and stdout."""
+
+    kind: ClassVar[str] = "stdio"
+
+    command: str
+    """A program on ``PATH``, or a path (relative paths are taken from ``cwd``)."""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = None
+    """Set for the server over the SDK's default environment; its ``PATH`` is searched first."""
+    cwd: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.command:
+            raise ValueError("a stdio transport needs a command")
+        # Copies: a caller's later change to its list or dict must not reach a running server.
+        object.__setattr__(self, "args", tuple(self.args))
+        if self.env is not None:
+            object.__setattr__(self, "env", dict(self.env))
+        if self.cwd is not None:
+            object.__setattr__(self, "cwd", os.fspath(self.cwd))
+
+
+@dataclass(frozen=True)
+class HTTPEndpoint:
+    """A server reached over HTTP: streamable HTTP, or the legacy SSE transport."""
+
+    url: str
+    headers: Mapping[str, str] | None = None
+    kind: Literal["streamable-http", "sse"] = "streamable-http"
+
+    def __post_init__(self) -> None:
+        if self.kind not in HTTP_KINDS:
+            raise ValueError(
+                f"unknown HTTP transport kind {self.kind!r}; expected one of {', '.join(HTTP_KINDS)}"
+            )
+        if not self.url:
+            raise ValueError(f"a {self.kind} transport needs a url")
+        if self.headers is not None:
+            object.__setattr__(self, "headers", dict(self.headers))
+
+
+@dataclass(frozen=True)
+class SDKOptions:
+    """How an `SDKTransport` behaves; the defaults suit most servers."""
+
+    server_name: str = ""
+    """The server's name in logs and errors (default: its command line or url)."""
+    protocol: str = AUTO
+    """``legacy`` (initialize handshake), ``auto`` (the SDK discovers the era; a remembered era
+    is pinned) or ``2026-07-28``. SSE is always legacy."""
+    protocol_memo: MutableMapping[str, str] | None = None
+    """Where negotiated eras are remembered; None: `SDKTransport.default_protocol_memo`."""
+    request_timeout: float | None = 60.0
+    """Bounds `list_tools` and `probe`."""
+    connect_timeout: float | None = None
+    """Bounds `connect`, with a ``ConnectionError`` that carries the diagnostics."""
+    close_grace: float = 0.5
+    """How long a stdio server may take to exit after its stdin closes before it gets SIGTERM."""
+    kill_grace: float = 1.0
+    """How long after SIGTERM before SIGKILL."""
+    elicitation: ElicitationPolicy | None = None
+    """How to answer ``elicitation/create`` (`actors.mcp.elicitation`); None declares no
+    elicitation capability."""
+    ssl_context: ssl.SSLContext | None = None
+    """For HTTP and SSE; None: `actors.mcp.tls.default_ssl_context`, built off the loop."""
+
+    def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {self.protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+        if self.close_grace < 0 or self.kill_grace < 0:
+            raise ValueError("close_grace and kill_grace must not be negative")
