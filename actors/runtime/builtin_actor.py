@@ -4,53 +4,70 @@ from __future__ import annotations
 
 import itertools
 import logging
-import math
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
 from typing import Any
 
-import pykka
-
 from actors.builtin.deadline import until
+from actors.runtime.answering import AnsweringActor
 from actors.runtime.messages import CallTool
 from actors.runtime.reply import settle
 from actors.runtime.timers import TimerService
-from actors.tools import ErrorType, ToolRegistry, ToolResult, ToolRunner
+from actors.tools import (
+    DEFAULT_MAX_ARGUMENT_BYTES,
+    ErrorType,
+    ToolRegistry,
+    ToolResult,
+    ToolRunner,
+    duration_text,
+)
 
-__all__ = ["BuiltinActor"]
+__all__ = ["DEFAULT_TIMEOUT", "MAX_QUEUED", "WORKERS", "BuiltinActor"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 60.0
+"""Seconds a built-in call may take when it names no timeout (the `Runtime` waits as long)."""
 WORKERS = 4
+"""Built-in calls that run at once."""
+MAX_QUEUED = 256
+"""Built-in calls that may wait for a worker; more are refused at once."""
 
 _call_ids = itertools.count(1)
 
 
-class BuiltinActor(pykka.ThreadingActor):
+class BuiltinActor(AnsweringActor):
     """Executes ``builtin/*`` calls with a `ToolRunner` on a few worker threads.
 
     Built-in tools do local file and git work that blocks: it runs on the workers, so one slow
     call (a large search, a slow git) neither holds up the others nor outlives its timeout:
-    the caller gets a ``timeout`` result at the deadline even if the work goes on.
+    the caller gets a ``timeout`` result at the deadline even if the work goes on. A call
+    answered before a worker takes it up (timed out, or cancelled by its caller) never runs.
     """
 
-    use_daemon_thread = True
+    stopped_reason = "the built-in tools stopped"
 
-    def __init__(self, registry: ToolRegistry, namespace: str = "builtin", *, timers: TimerService) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        namespace: str = "builtin",
+        *,
+        timers: TimerService,
+        workers: int = WORKERS,
+        max_queued: int = MAX_QUEUED,
+    ) -> None:
         super().__init__()
         self.runner = ToolRunner(registry)
         self.namespace = namespace
         self.timers = timers
-        # (run, cancel) pairs; None tells a worker to end.
-        self.work: queue.SimpleQueue[tuple[Callable[[], None], Callable[[], None]] | None] = (
-            queue.SimpleQueue()
-        )
+        self.max_queued = max_queued
+        # Jobs waiting for a worker; None tells a worker to end. Bounded: with every worker
+        # stuck on slow calls, a queue without end would hold work that can only time out.
+        self.work: queue.Queue[_Job | None] = queue.Queue(maxsize=max_queued + workers)
         self.workers = [
             threading.Thread(target=self._work, name=f"mcp-actors-builtin-{i}", daemon=True)
-            for i in range(WORKERS)
+            for i in range(workers)
         ]
         # Started here, not in on_start: they exist once `BuiltinActor.start` returns.
         for worker in self.workers:
@@ -58,7 +75,7 @@ class BuiltinActor(pykka.ThreadingActor):
 
     def _work(self) -> None:
         while (job := self.work.get()) is not None:
-            job[0]()
+            job.run()
 
     def on_receive(self, message: Any) -> Any:
         match message:
@@ -68,53 +85,30 @@ class BuiltinActor(pykka.ThreadingActor):
                 except Exception as exc:
                     logger.exception("builtin: %s/%s failed", self.namespace, message.tool)
                     settle(message.reply, ToolResult.fail(ErrorType.EXECUTION, f"{exc!r}"))
+            case _:
+                logger.debug("builtin: ignored %r", message)
         return None
 
     def _call(self, call: CallTool) -> None:
+        if (problem := call.problem(DEFAULT_MAX_ARGUMENT_BYTES)) is not None:
+            settle(call.reply, ToolResult.fail(ErrorType.VALIDATION, problem))
+            return
         name = f"{self.namespace}/{call.tool}"
         if self.runner.registry.get(name) is None:
-            settle(call.reply, ToolResult.fail(ErrorType.NOT_FOUND, f"no built-in tool {name!r}"))
+            settle(call.reply, ToolResult.fail(ErrorType.NOT_FOUND, self._unknown_tool(call.tool)))
             return
-        if not isinstance(call.arguments, Mapping):
-            kind = type(call.arguments).__name__
-            settle(
-                call.reply,
-                ToolResult.fail(ErrorType.VALIDATION, f"arguments must be an object, got {kind}"),
-            )
+        if self.work.qsize() >= self.max_queued:
+            # Execution: nothing ran, and the caller may try again once the workers catch up.
+            busy = f"{name} was not run: the built-in tools are busy ({self.max_queued} calls queued)"
+            settle(call.reply, ToolResult.fail(ErrorType.EXECUTION, busy))
             return
-        timeout = DEFAULT_TIMEOUT if call.timeout is None else call.timeout
-        if not (math.isfinite(timeout) and timeout > 0):
-            settle(
-                call.reply,
-                ToolResult.fail(
-                    ErrorType.VALIDATION,
-                    f"timeout must be a positive number, got {timeout!r}",
-                ),
-            )
-            return
-        key = ("builtin-deadline", next(_call_ids))
-        arguments = dict(call.arguments)
-        started = time.monotonic()
+        job = _Job(call, name, DEFAULT_TIMEOUT if call.timeout is None else call.timeout, self)
+        self.timers.schedule(job.key, job.timeout, job.expire)
+        self.work.put_nowait(job)
 
-        def expire() -> None:
-            settle(call.reply, ToolResult.fail(ErrorType.TIMEOUT, f"{name} took longer than {timeout}s"))
-
-        def run() -> None:
-            try:
-                # Tools that can stop early (a long search) stop at the caller's deadline.
-                with until(started + timeout):
-                    result = self.runner.execute(name, arguments)
-            except Exception as exc:  # execute raises only for a missing tool; be safe anyway
-                result = ToolResult.fail(ErrorType.EXECUTION, f"{exc!r}")
-            self.timers.cancel(key)
-            settle(call.reply, result)
-
-        def cancel() -> None:
-            self.timers.cancel(key)
-            settle(call.reply, ToolResult.fail(ErrorType.CANCELLED, f"{name}: the runtime stopped"))
-
-        self.timers.schedule(key, timeout, expire)
-        self.work.put((run, cancel))
+    def _unknown_tool(self, tool: str) -> str:
+        names = sorted(spec.tool_name for spec in self.runner.registry.list(namespace=self.namespace))
+        return f"no built-in tool {tool!r} (the built-in tools: {', '.join(names) or 'none'})"
 
     def on_stop(self) -> None:
         # Queued work is dropped, its callers told so; running work finishes, then workers end.
@@ -124,6 +118,64 @@ class BuiltinActor(pykka.ThreadingActor):
             except queue.Empty:
                 break
             if job is not None:
-                job[1]()
+                job.cancel(self.stopped_reason)
         for _ in self.workers:
-            self.work.put(None)
+            self.work.put_nowait(None)
+
+
+class _Job:
+    """One built-in call on its way to a worker. Its reply decides who goes first: a worker
+    marks it running, or the deadline (or the caller's cancel) answers it before that."""
+
+    def __init__(self, call: CallTool, name: str, timeout: float, actor: BuiltinActor) -> None:
+        self.call = call
+        self.name = name
+        self.timeout = timeout
+        self.arguments = dict(call.arguments)
+        self.runner = actor.runner
+        self.timers = actor.timers
+        self.key = ("builtin-deadline", next(_call_ids))
+        self.received = time.monotonic()
+
+    def run(self) -> None:
+        """On a worker: run the tool, unless the call was answered while it waited."""
+        if not self._claim():
+            logger.debug("builtin: %s was answered before it ran (%s); dropped", self.name, self._outcome())
+            self.timers.cancel(self.key)
+            return
+        try:
+            # Tools that can stop early (a long search) stop at the caller's deadline.
+            with until(self.received + self.timeout):
+                result = self.runner.execute(self.name, self.arguments)
+        except Exception as exc:  # execute raises only for a missing tool; be safe anyway
+            result = ToolResult.fail(ErrorType.EXECUTION, f"{exc!r}")
+        self.timers.cancel(self.key)
+        settle(self.call.reply, result)
+
+    def expire(self) -> None:
+        """On the timer thread: the deadline passed."""
+        limit = duration_text(self.timeout)
+        if self.call.reply.running():
+            why = f"{self.name} took longer than {limit}"
+        else:
+            why = f"{self.name} did not start within {limit}: the built-in tools were busy"
+        settle(self.call.reply, ToolResult.fail(ErrorType.TIMEOUT, why))
+
+    def cancel(self, why: str) -> None:
+        self.timers.cancel(self.key)
+        settle(self.call.reply, ToolResult.fail(ErrorType.CANCELLED, f"{self.name}: {why}"))
+
+    def _claim(self) -> bool:
+        try:
+            return self.call.reply.set_running_or_notify_cancel()
+        except RuntimeError:  # already answered: its deadline came first
+            return False
+
+    def _outcome(self) -> str:
+        # Only for a reply that is done: `_claim` said so.
+        reply = self.call.reply
+        if reply.cancelled():
+            return "cancelled by its caller"
+        if reply.exception(timeout=0) is not None:
+            return "failed"
+        return reply.result(timeout=0).error or "answered"
