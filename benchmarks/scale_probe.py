@@ -14,18 +14,10 @@ import os
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
+from actors import procfs
 from benchmarks.common import SDKLoop, os_threads, rss_mib, runtime_config
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def lazy_servers(count: int) -> dict[str, Any]:
@@ -90,7 +82,7 @@ def running_servers(count: int) -> dict[str, Any]:
     start = time.perf_counter()
     rt.shutdown()
     shutdown_s = time.perf_counter() - start
-    left = [pid for pid in pids if _alive(pid)]
+    left = [pid for pid in pids if procfs.is_alive(pid)]
     with SDKLoop() as sdk:
         sdk.connect(count, timeout=180)
         sdk_close_s = sdk.close_sessions()

@@ -69,9 +69,15 @@ def test_deep_nesting_in_an_extra_property_is_classified(mcp_runtime: Runtime, d
 
 def test_nesting_the_server_cannot_parse_times_out_and_the_server_keeps_serving(mcp_runtime: Runtime) -> None:
     # 200 levels: the client still encodes it, the SDK server drops what it cannot parse.
+    before = mcp_runtime.status("fx")[0]
     answer = call(mcp_runtime, "fx/echo", {"text": "x", "deep": nest(200)}, timeout=1)
     assert_classified(answer, timeout=1)
+    assert answer.result.error_type == "timeout", answer.result
+    # The same process, not a restarted one, answers the next call.
     assert_serving(mcp_runtime, "fx")
+    after = mcp_runtime.status("fx")[0]
+    assert after.pid == before.pid, (before, after)
+    assert after.calls == before.calls + 2, (before, after)
 
 
 @pytest.mark.parametrize(

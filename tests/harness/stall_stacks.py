@@ -7,24 +7,28 @@ watchdog quotes the stall that overlaps the worst lag, so a failure names the co
 blocked the loop (an import, a spawn, a parse) rather than only how long it took.
 
 When another thread holds the GIL the sampler cannot run either: such gaps between samples
-are reported as stalls too, with the stacks the other threads were in.
+are reported as stalls too, with the busy threads' stacks and the garbage collections that
+ran meanwhile (a collection holds the GIL from start to end, whichever thread triggered it).
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
 from types import FrameType
 
 from actors.loop import THREAD_NAME
 
-__all__ = ["Stall", "StallSampler"]
+__all__ = ["Collection", "Stall", "StallSampler"]
 
 # An asyncio loop waiting for work sits in its selector's select(), inside the C poll call.
 _IDLE = ("selectors.py", "select")
+# Where a thread that waits (and so cannot hold the GIL for long) shows up at the top.
+_WAITING = frozenset({"wait", "select", "get", "_wait_for_tstate_lock", "readline", "read", "accept"})
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,20 @@ class Stall:
     stack: str
     """The stack seen most often (innermost call last), or what other threads held."""
     samples: int
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Collection:
+    """One garbage collection (which holds the GIL throughout)."""
+
+    start: float
+    end: float
+    generation: int
+    thread: str
 
     @property
     def seconds(self) -> float:
@@ -70,18 +88,46 @@ class StallSampler:
         self._thread = threading.Thread(target=self._run, name="loop-stall-sampler", daemon=True)
         # Per loop thread: when its current busy run began, and the stacks seen during it.
         self._busy: dict[int, tuple[float, Counter[tuple[str, ...]]]] = {}
+        self._collections: deque[Collection] = deque(maxlen=keep)
+        self._collecting: float | None = None
 
     def start(self) -> StallSampler:
+        gc.callbacks.append(self._on_gc)
         self._thread.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(5)
+        if self._on_gc in gc.callbacks:
+            gc.callbacks.remove(self._on_gc)
 
     def stalls_between(self, start: float, end: float) -> list[Stall]:
         with self._lock:
             return [s for s in self._stalls if s.end >= start and s.start <= end]
+
+    def collections_between(self, start: float, end: float, longer_than: float = 0.01) -> list[Collection]:
+        """Garbage collections longer than ``longer_than`` that overlap the span."""
+        return [
+            c
+            for c in list(self._collections)
+            if c.end >= start and c.start <= end and c.seconds > longer_than
+        ]
+
+    def _on_gc(self, phase: str, info: dict[str, int]) -> None:
+        # Runs inside the collecting thread; appending to a deque needs no lock.
+        if phase == "start":
+            self._collecting = time.monotonic()
+        elif self._collecting is not None:
+            self._collections.append(
+                Collection(
+                    self._collecting,
+                    time.monotonic(),
+                    info.get("generation", -1),
+                    threading.current_thread().name,
+                )
+            )
+            self._collecting = None
 
     def _run(self) -> None:
         last = time.monotonic()
@@ -90,12 +136,7 @@ class StallSampler:
             frames = sys._current_frames()
             loops = {t.ident: t for t in threading.enumerate() if t.name == THREAD_NAME and t.ident}
             if now - last > self.min_stall + self.interval and loops:
-                others = Counter(_stack(frame)[-6:] for ident, frame in frames.items() if ident not in loops)
-                self._record(
-                    Stall(
-                        last, now, "the GIL was held elsewhere; other threads were in:\n" + _format(others), 1
-                    )
-                )
+                self._record(Stall(last, now, _gil_held(frames, set(loops)), 1))
             last = now
             for ident in list(self._busy):
                 if ident not in loops:
@@ -120,6 +161,22 @@ class StallSampler:
         with self._lock:
             self._stalls.append(stall)
             del self._stalls[: -self._keep]
+
+
+def _gil_held(frames: dict[int, FrameType], loops: set[int]) -> str:
+    """The threads that may have held the GIL: those not waiting, innermost frames last."""
+    names = {t.ident: t.name for t in threading.enumerate()}
+    me = threading.get_ident()
+    busy = [
+        (names.get(ident, str(ident)), _stack(frame)[-8:])
+        for ident, frame in frames.items()
+        if ident not in loops and ident != me and frame.f_code.co_name not in _WAITING
+    ]
+    lines = ["  the sampler itself could not run: another thread held the GIL. Threads not waiting:"]
+    for name, stack in busy or [("(none)", ())]:
+        lines.append(f"  [{name}]")
+        lines.extend(f"    {line}" for line in stack)
+    return "\n".join(lines)
 
 
 def _format(stacks: Counter[tuple[str, ...]]) -> str:

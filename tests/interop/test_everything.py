@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from actors import Runtime, ToolResult
+from actors import Runtime, ToolResult, procfs
 from actors.runtime.messages import CallTool, ListTools
 from tests.conftest import wait_until
 from tests.interop.conftest import config, npm_stdio
@@ -61,14 +61,6 @@ CAPABILITY_GATED = {
     "trigger-sampling-request-async",
     "trigger-elicitation-request-async",
 }
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def tool_names(rt: Runtime) -> set[str]:
@@ -204,7 +196,7 @@ def test_stdio_server_is_node_itself_gets_its_env_and_is_reaped() -> None:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         assert os.path.basename(cmdline[0].decode()).startswith("node"), cmdline
         assert cmdline[1].decode().endswith("server-everything/dist/index.js"), cmdline
-    assert wait_until(lambda: not alive(pid), 5), f"pid {pid} outlived the runtime"
+    assert wait_until(lambda: not procfs.is_alive(pid), 5), f"pid {pid} outlived the runtime"
 
 
 def test_a_2026_07_28_pin_fails_with_a_classified_error_and_auto_falls_back() -> None:
