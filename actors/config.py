@@ -2,11 +2,13 @@
 ``builtin``, read by `load_config` into a `RuntimeConfig`.
 
 camelCase in files, snake_case in Python. Every bad value is rejected at load time with a
-message that names the server and the key.
+message that names the server and the key; other hosts' keys (Claude Desktop, VS Code, Claude
+Code) are ignored with a warning, so their files load unchanged.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from collections.abc import Mapping
@@ -27,12 +29,41 @@ from actors.mcp.config import (
 __all__ = ["BuiltinConfig", "ConfigError", "RuntimeConfig", "load_config"]
 
 
+# The keys of this runtime; "$schema" is an editor's hint, harmless.
+_RUNTIME_KEYS = ("mcpServers", "servers", "defaults", "builtin", "$schema")
+
+# Top-level keys other hosts write into the same file: ignored with a warning, so their files load
+# unchanged. The value says whose key it is, and what the user should know beyond "ignored".
+_HOST_KEYS: dict[str, tuple[str, str]] = {
+    "globalShortcut": ("Claude Desktop", ""),
+    "preferences": ("Claude Desktop", ""),
+    "isUsingBuiltInNodeForMcp": ("Claude Desktop", ""),
+    "isDxtAutoUpdatesEnabled": ("Claude Desktop", ""),
+    "inputs": ("VS Code", "only VS Code can prompt for inputs"),
+    "projects": ("Claude Code", "its per-project servers are not read"),
+    "numStartups": ("Claude Code", ""),
+    "userID": ("Claude Code", ""),
+    "oauthAccount": ("Claude Code", ""),
+    "theme": ("Claude Code", ""),
+    "hasCompletedOnboarding": ("Claude Code", ""),
+    "lastOnboardingVersion": ("Claude Code", ""),
+}
+
+# Claude Code's ~/.claude.json holds its servers beside some ninety keys of its own state, a set
+# that changes between releases: once one of these shows the file is that one, any other key is
+# taken for Claude Code's too, unless it looks like a misspelt key of ours.
+_CLAUDE_CODE_STATE = frozenset({"numStartups", "userID", "oauthAccount", "firstStartTime"})
+
+
 class BuiltinConfig(BaseModel):
-    """The built-in tools: their namespace is ``builtin``, confined to ``workspace``."""
+    """The built-in tools: their namespace is ``builtin``, confined to ``workspace``.
+
+    Off unless a configuration turns them on: they can write files and commit.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    enabled: StrictBool = True
+    enabled: StrictBool = False
     workspace: str = "."
 
 
@@ -46,7 +77,8 @@ class RuntimeConfig(BaseModel):
     source: str | None = None
     """Where the configuration came from, for messages."""
     warnings: tuple[str, ...] = ()
-    """Keys that were ignored (other hosts' keys), for ``mcp-actors check``."""
+    """What was ignored or passed on as written (other hosts' keys, VS Code inputs), for
+    ``mcp-actors check``."""
 
 
 def _read_json(path: Path, origin: str) -> Any:
@@ -95,6 +127,34 @@ def _first_non_string_key(value: Any, depth: int = 0) -> Any:
     return None
 
 
+def _top_level_keys(data: Mapping[str, Any], problems: list[ConfigProblem], warnings: list[str]) -> None:
+    """Warn about other hosts' top-level keys; report unknown ones."""
+    claude_code_state = not _CLAUDE_CODE_STATE.isdisjoint(data)
+    others: list[str] = []
+    for key in data:
+        if key in _RUNTIME_KEYS:
+            continue
+        if key in _HOST_KEYS:
+            host, note = _HOST_KEYS[key]
+            warnings.append(
+                f"top-level key {key!r} ({host}) is not used by mcp-actors and was ignored"
+                + (f": {note}" if note else "")
+            )
+            continue
+        near = difflib.get_close_matches(key, _RUNTIME_KEYS, n=1, cutoff=0.75)
+        if claude_code_state and not near:
+            others.append(key)
+            continue
+        near = near or difflib.get_close_matches(key, sorted(_HOST_KEYS), n=1, cutoff=0.75)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        problems.append(ConfigProblem(server=None, key=key, message=f"unknown top-level key{hint}"))
+    if others:
+        warnings.append(
+            f"{len(others)} more top-level keys of Claude Code's state ({', '.join(map(repr, others[:5]))}"
+            f"{', ...' if len(others) > 5 else ''}) are not used by mcp-actors and were ignored"
+        )
+
+
 def load_config(
     source: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig,
     environ: Mapping[str, str] | None = None,
@@ -120,9 +180,7 @@ def load_config(
 
     problems: list[ConfigProblem] = []
     warnings: list[str] = []
-    for key in data:
-        if key not in {"mcpServers", "servers", "defaults", "builtin", "inputs", "$schema"}:
-            problems.append(ConfigProblem(server=None, key=key, message="unknown top-level key"))
+    _top_level_keys(data, problems, warnings)
     entries = data.get("mcpServers", data.get("servers", {}))
     defaults = data.get("defaults", {})
     if not isinstance(entries, Mapping):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
 from pydantic import (
@@ -104,6 +104,9 @@ class ServerConfig(BaseModel):
     connect_timeout: float = Field(default=30.0, gt=0)
     call_timeout: float = Field(default=60.0, gt=0)
     """The default timeout of a tool call, when the caller gives none."""
+    max_argument_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
+    """The largest tool-argument object accepted, as encoded JSON; a bigger one is refused as
+    ``validation`` before the server is woken."""
     restart: RestartPolicy = "transient"
     """permanent: restart whenever it ends unasked; transient: only after a crash; temporary: never."""
     max_restarts: int = Field(default=5, ge=0)
@@ -117,8 +120,16 @@ class ServerConfig(BaseModel):
     """MCP protocol era: ``legacy`` (initialize handshake), ``2026-07-28``, or ``auto`` (discover)."""
     trust_annotations: StrictBool = False
     """Let the server's tool annotations (readOnlyHint, destructiveHint) refine capabilities."""
-    elicitation: Literal["decline", "accept-defaults"] | None = None
-    """How to answer the server's elicitation requests; unset: the capability is not declared."""
+    elicitation: Literal["decline", "accept-defaults", "ask"] | None = None
+    """How to answer the server's elicitation requests: a fixed policy, or ``ask`` the host's
+    handler; unset: ask the host's handler if it gave one, else the capability is not declared."""
+    sampling: Literal["allow", "deny"] = "deny"
+    """``allow`` lets the server ask the host's model (``sampling/createMessage``) through the
+    handler given to `Runtime.start`; off by default: a server must not spend the host's budget unasked."""
+    log_level: (
+        Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] | None
+    ) = None
+    """The least severe log message the server should send (``logging/setLevel``); unset: its default."""
     disabled: StrictBool = False
 
     @field_validator("transport", mode="before")
@@ -143,6 +154,7 @@ class ServerConfig(BaseModel):
         "health_check_interval",
         "connect_timeout",
         "call_timeout",
+        "max_argument_bytes",
         "max_restarts",
         "restart_window",
         "restart_backoff",
@@ -207,16 +219,16 @@ class ConfigError(ValueError):
         super().__init__(head + ":\n" + "\n".join(f"  - {p}" for p in problems))
 
 
+_CONNECTION_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers"})
 LIFECYCLE_KEYS = frozenset(
     to_camel(name)
     for name in ServerConfig.model_fields
-    if name not in {"name", "transport", "command", "args", "env", "cwd", "url", "headers"}
+    if name not in {"name", "transport"} and name not in _CONNECTION_KEYS
 )
-_KNOWN_KEYS = frozenset(
-    {"type", "transport", "command", "args", "env", "cwd", "url", "headers"} | LIFECYCLE_KEYS
-)
+_KNOWN_KEYS = frozenset({"type", "transport"} | _CONNECTION_KEYS | LIFECYCLE_KEYS)
 
 _VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_VSCODE_INPUT = re.compile(r"\$\{input:[^}]*\}")
 
 
 def _expand(value: Any, environ: Mapping[str, str], missing: list[str]) -> Any:
@@ -238,6 +250,19 @@ def _expand(value: Any, environ: Mapping[str, str], missing: list[str]) -> Any:
     if isinstance(value, dict):
         return {k: _expand(v, environ, missing) for k, v in value.items()}
     return value
+
+
+def _vscode_inputs(value: Any, key: str) -> Iterator[tuple[str, str]]:
+    """``(key, placeholder)`` for every VS Code ``${input:...}`` in ``value``, at any depth."""
+    if isinstance(value, str):
+        for match in _VSCODE_INPUT.finditer(value):
+            yield key, match.group(0)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from _vscode_inputs(inner, f"{key}[{index}]")
+    elif isinstance(value, Mapping):
+        for name, inner in value.items():
+            yield from _vscode_inputs(inner, f"{key}.{name}")
 
 
 def _infer_transport(entry: Mapping[str, Any]) -> Any:
@@ -286,6 +311,13 @@ def server_entry(
     for key, value in entry.items():
         if key in _KNOWN_KEYS:
             fields[key] = value
+            if key in _CONNECTION_KEYS:
+                # Only VS Code can prompt for inputs: the server gets the text as written.
+                warnings.extend(
+                    f"server {name!r}: key {where!r} holds {placeholder}, passed through as-is "
+                    "(only VS Code can prompt for inputs)"
+                    for where, placeholder in _vscode_inputs(value, key)
+                )
         elif key in _FOREIGN_KEYS:
             warnings.append(f"server {name!r}: key {key!r} is not used by mcp-actors and was ignored")
         else:

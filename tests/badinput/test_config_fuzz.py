@@ -44,6 +44,7 @@ LIFECYCLE: dict[str, st.SearchStrategy[Any]] = {
     "healthCheckInterval": _SECONDS,
     "connectTimeout": _POSITIVE,
     "callTimeout": _POSITIVE,
+    "maxArgumentBytes": st.integers(1, 2**40),
     "restart": st.sampled_from(["permanent", "transient", "temporary"]),
     "maxRestarts": st.integers(0, 1000),
     "restartWindow": _POSITIVE,
@@ -120,7 +121,11 @@ def spoiled_configs(draw: st.DrawFn) -> Any:
     (see `test_a_config_that_is_not_an_object_is_a_config_error`)."""
     data: Any = draw(valid_configs())
     known_keys = st.sampled_from(
-        ["mcpServers", "servers", "defaults", "builtin", "type", "command", "args", "env", "url", *LIFECYCLE]
+        [
+            *("mcpServers", "servers", "defaults", "builtin", "type", "command", "args", "env", "url"),
+            *("globalShortcut", "preferences", "inputs", "numStartups", "projects"),  # other hosts'
+            *LIFECYCLE,
+        ]
     )
     for _ in range(draw(st.integers(1, 4))):
         path = draw(st.sampled_from(list(_paths(data))))

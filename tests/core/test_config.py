@@ -74,9 +74,77 @@ def test_vscode_servers_form_with_http_type() -> None:
     gh = config.servers["gh"]
     assert gh.transport == "streamable-http"
     assert gh.url == "https://api.example.com/mcp"
-    # VS Code's own ${input:...} is not an environment variable: it is left alone.
+    # VS Code's own ${input:...} is not an environment variable: it is left alone, and said so.
     assert gh.headers == {"Authorization": "Bearer ${input:token}"}
     assert config.servers["local"].transport == "stdio"
+    assert config.warnings == (
+        "top-level key 'inputs' (VS Code) is not used by mcp-actors and was ignored: "
+        "only VS Code can prompt for inputs",
+        "server 'gh': key 'headers.Authorization' holds ${input:token}, passed through as-is "
+        "(only VS Code can prompt for inputs)",
+    )
+
+
+def test_every_vscode_input_is_named_by_server_and_key() -> None:
+    entry = {
+        "command": "srv",
+        "args": ["--token", "${input:token}", "--org=${input:org}"],
+        "env": {"KEY": "${input:key}"},
+        "cwd": "/srv",
+    }
+    config = load_config({"servers": {"local": entry}}, environ={})
+    assert config.servers["local"].args == ("--token", "${input:token}", "--org=${input:org}")
+    named = [w.split(" holds ")[0] for w in config.warnings]
+    assert named == [
+        "server 'local': key 'args[1]'",
+        "server 'local': key 'args[2]'",
+        "server 'local': key 'env.KEY'",
+    ]
+    assert all("passed through as-is (only VS Code can prompt for inputs)" in w for w in config.warnings)
+
+
+# A claude_desktop_config.json as Claude Desktop writes it once its settings were touched.
+CLAUDE_DESKTOP = {
+    "mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}},
+    "globalShortcut": "Ctrl+Space",
+    "preferences": {"quickEntryShortcut": "off", "menuBarEnabled": False},
+    "isUsingBuiltInNodeForMcp": True,
+}
+
+
+def test_claude_desktop_settings_keys_are_ignored_with_a_warning() -> None:
+    config = load_config(CLAUDE_DESKTOP, environ={})
+    assert set(config.servers) == {"time"}
+    assert config.warnings == tuple(
+        f"top-level key {key!r} (Claude Desktop) is not used by mcp-actors and was ignored"
+        for key in ("globalShortcut", "preferences", "isUsingBuiltInNodeForMcp")
+    )
+
+
+def test_claude_code_state_file_loads_with_its_servers() -> None:
+    # ~/.claude.json: user-scope servers beside Claude Code's own state, most keys unknown to us.
+    state = {
+        "numStartups": 42,
+        "installMethod": "npm",
+        "tipsHistory": {"new-user-warmup": 1},
+        "hasSeenTasksHint": True,
+        "projects": {"/home/u/repo": {"mcpServers": {"local": {"command": "x"}}}},
+        "mcpServers": {"workos": {"type": "http", "url": "https://mcp.workos.com/mcp"}},
+    }
+    config = load_config(state, environ={})
+    assert set(config.servers) == {"workos"}
+    text = "\n".join(config.warnings)
+    assert "'projects' (Claude Code) is not used by mcp-actors and was ignored: its per-project" in text
+    assert "'numStartups' (Claude Code)" in text
+    assert (
+        "3 more top-level keys of Claude Code's state ('installMethod', 'tipsHistory', 'hasSeenTasksHint')"
+        in text
+    )
+
+
+def test_a_misspelt_key_in_a_claude_code_state_file_is_still_an_error() -> None:
+    error = problems_of({"numStartups": 1, "mcpServer": {"a": STDIO}})
+    assert_names(error, "'mcpServer'", "unknown top-level key (did you mean 'mcpServers'?)")
 
 
 @pytest.mark.parametrize(
@@ -115,11 +183,19 @@ def test_runtime_config_passes_through() -> None:
     assert load_config(config) is config
 
 
-def test_empty_config_has_no_servers_and_builtins_on() -> None:
+def test_empty_config_has_no_servers_and_builtins_off() -> None:
     config = load_config({}, environ={})
     assert config.servers == {}
-    assert config.builtin.enabled is True
+    assert config.builtin.enabled is False
     assert config.builtin.workspace == "."
+
+
+def test_builtin_tools_are_off_unless_the_config_turns_them_on() -> None:
+    # They can write files and commit: a user's file without a "builtin" key gets none.
+    assert load_config(servers(time=STDIO), environ={}).builtin.enabled is False
+    assert load_config({"builtin": {"workspace": "/srv"}}, environ={}).builtin.enabled is False
+    assert load_config({"builtin": {"enabled": True}}, environ={}).builtin.enabled is True
+    assert RuntimeConfig().builtin.enabled is False
 
 
 # ---- environment variables ---------------------------------------------------------------
@@ -192,6 +268,18 @@ def test_defaults_apply_unless_a_server_sets_its_own() -> None:
     assert (b.idle_timeout, b.restart, b.call_timeout) == (0, "temporary", 5)
 
 
+def test_max_argument_bytes_defaults_to_16_mib_and_may_be_a_default() -> None:
+    config = load_config(
+        {
+            "defaults": {"maxArgumentBytes": 4096},
+            "mcpServers": {"a": STDIO, "b": {**STDIO, "maxArgumentBytes": 1}},
+        },
+        environ={},
+    )
+    assert (config.servers["a"].max_argument_bytes, config.servers["b"].max_argument_bytes) == (4096, 1)
+    assert ServerConfig(name="t", command="x").max_argument_bytes == 16 * 1024 * 1024
+
+
 def test_defaults_take_only_lifecycle_keys() -> None:
     error = problems_of({"defaults": {"command": "x"}, "mcpServers": {"a": STDIO}})
     assert_names(error, "defaults.command")
@@ -219,9 +307,10 @@ def test_builtin_bad_values_are_named() -> None:
 
 
 def test_builtin_namespace_is_reserved_while_builtins_are_on() -> None:
-    assert_names(problems_of(servers(builtin=STDIO)), "'builtin'", "taken")
+    assert_names(problems_of({"builtin": {"enabled": True}, **servers(builtin=STDIO)}), "'builtin'", "taken")
     config = load_config({"builtin": {"enabled": False}, **servers(builtin=STDIO)}, environ={})
     assert "builtin" in config.servers
+    assert "builtin" in load_config(servers(builtin=STDIO), environ={}).servers
 
 
 def test_disabled_server_is_left_out() -> None:
@@ -237,6 +326,7 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
         "healthCheckInterval": 0,
         "connectTimeout": 2,
         "callTimeout": 3,
+        "maxArgumentBytes": 1024,
         "restart": "permanent",
         "maxRestarts": 7,
         "restartWindow": 9,
@@ -254,6 +344,7 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
     assert s.idle_timeout == 1.5
     assert s.health_check_interval == 0
     assert (s.connect_timeout, s.call_timeout) == (2, 3)
+    assert s.max_argument_bytes == 1024
     assert (s.restart, s.max_restarts, s.restart_window) == ("permanent", 7, 9)
     assert (s.restart_backoff, s.restart_backoff_max) == (0.5, 4)
     assert s.tools == ToolFilter(include=("get_*",), exclude=("get_secret",))
@@ -271,6 +362,7 @@ BAD_VALUES: dict[str, list[Any]] = {
     "healthCheckInterval": [-5, "often", [30], None],
     "connectTimeout": [0, -1, "fast", [1], None],
     "callTimeout": [0, -2.5, "slow", {}, None],
+    "maxArgumentBytes": [0, -1, 1.5, "huge", [1024], None],
     "restart": ["sometimes", "Permanent", 1, [], None],
     "maxRestarts": [-1, 2.5, "five", [5], None],
     "restartWindow": [0, -60, "a minute", [], None],
@@ -312,6 +404,7 @@ COERCED_CASES = [
     ("healthCheckInterval", False),
     ("maxRestarts", True),
     ("callTimeout", True),
+    ("maxArgumentBytes", True),
     ("trustAnnotations", 1),
     ("disabled", 1),
 ]
@@ -324,7 +417,7 @@ def test_wrong_json_type_is_rejected_not_coerced(key: str, value: Any) -> None:
 
 
 NON_NEGATIVE = ["idleTimeout", "healthCheckInterval", "restartBackoff", "restartBackoffMax", "maxRestarts"]
-POSITIVE = ["connectTimeout", "callTimeout", "restartWindow"]
+POSITIVE = ["connectTimeout", "callTimeout", "restartWindow", "maxArgumentBytes"]
 
 
 @given(
@@ -408,7 +501,12 @@ def test_foreign_keys_are_not_expanded() -> None:
 
 
 def test_unknown_top_level_key_is_rejected() -> None:
-    assert_names(problems_of({"mcpServer": {}}), "'mcpServer'", "unknown top-level key")
+    assert_names(
+        problems_of({"mcpServer": {}}), "'mcpServer'", "unknown top-level key (did you mean 'mcpServers'?)"
+    )
+    error = problems_of({"mcpServers": {}, "zzzqqq": 1})
+    assert_names(error, "'zzzqqq'", "unknown top-level key")
+    assert "did you mean" not in str(error)
 
 
 # ---- files and shapes --------------------------------------------------------------------
