@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
 
+from robot.utils import timestr_to_secs  # type: ignore[import-untyped]
+
 from actors.config import load_config
 from actors.procfs import is_alive
 from actors.runtime import Runtime, ServerStatus
-from actors.tools import ToolRegistry, ToolResult, ToolRunner, ToolSpec
+from actors.tools import ToolRegistry, ToolResult, ToolRunner, ToolSpec, duration_text
 
 __all__ = ["robotlib"]
 
@@ -39,6 +42,9 @@ class robotlib:
         self._last: ToolResult | None = None
         self._runtime: Runtime | None = None
         self._pids: set[int] = set()
+        """Every server process seen in this suite."""
+        self._seen_since_start = False
+        """Whether a server process was seen since the last `Start Runtime`."""
 
     # ---- the runtime -------------------------------------------------------------------
 
@@ -57,7 +63,7 @@ class robotlib:
             source = {"mcpServers": {}}
         source.setdefault("builtin", {"enabled": bool(builtin)})
         self._runtime = Runtime.start(load_config(source))
-        self._pids = set()
+        self._seen_since_start = False
 
     def start_runtime_with_server(self, name: str, command: str, *args: str, **keys: str) -> None:
         """Start a runtime with one stdio server; ``keys`` are lifecycle keys (``idleTimeout=1``)."""
@@ -68,6 +74,7 @@ class robotlib:
     def stop_runtime(self) -> None:
         """Shut the runtime down (every server stops). Safe when none is running."""
         if self._runtime is not None:
+            self._remember_pids()
             self._runtime.shutdown()
             self._runtime = None
 
@@ -98,6 +105,7 @@ class robotlib:
     def server_status(self, namespace: str) -> ServerStatus:
         """The `ServerStatus` of one server."""
         statuses = self._require_runtime().status(namespace)
+        self._remember(statuses)
         if not statuses:
             raise AssertionError(f"no server {namespace!r}")
         return statuses[0]
@@ -107,9 +115,13 @@ class robotlib:
         if actual != state:
             raise AssertionError(f"server {namespace!r} is {actual!r}, expected {state!r}")
 
-    def wait_for_server_state(self, namespace: str, state: str, timeout: float = 10.0) -> None:
-        """Wait until the server is in ``state`` (checked every 50 ms), or fail after ``timeout``."""
-        deadline = time.monotonic() + float(timeout)
+    def wait_for_server_state(self, namespace: str, state: str, timeout: str | float = "10 s") -> None:
+        """Wait until the server is in ``state`` (checked every 50 ms), or fail after ``timeout``.
+
+        ``timeout`` is a Robot Framework time: ``10s``, ``1 min 30 s``, ``2.5`` (seconds).
+        """
+        seconds: float = timestr_to_secs(timeout)
+        deadline = time.monotonic() + seconds
         while True:
             status = self.server_status(namespace)
             self._remember_pids()
@@ -117,7 +129,7 @@ class robotlib:
                 return
             if time.monotonic() > deadline:
                 raise AssertionError(
-                    f"server {namespace!r} is {status.state!r} after {timeout}s, not {state!r}"
+                    f"server {namespace!r} is {status.state!r} after {duration_text(seconds)}, not {state!r}"
                 )
             time.sleep(0.05)
 
@@ -129,27 +141,39 @@ class robotlib:
 
     def kill_server_process(self, namespace: str) -> None:
         """Kill the server's process with SIGKILL, as a crash would."""
-        import signal
-
         pid = self.server_status(namespace).pid
         if pid is None:
             raise AssertionError(f"server {namespace!r} has no process")
         os.kill(pid, signal.SIGKILL)
 
-    def no_server_process_should_be_left(self, timeout: float = 10.0) -> None:
-        """Fail if any server process this library saw is still alive after ``timeout``."""
-        deadline = time.monotonic() + float(timeout)
+    def no_server_process_should_be_left(self, timeout: str | float = "10 s") -> None:
+        """Fail if any server process this library saw is still alive after ``timeout`` (a Robot
+        Framework time), or if no server process was seen since `Start Runtime`: a check with
+        nothing to check proves nothing.
+        """
+        if not self._seen_since_start:
+            raise AssertionError(
+                "no server process was seen since Start Runtime, so none can be checked: "
+                "call a tool (or wait for a server to run) first"
+            )
+        seconds: float = timestr_to_secs(timeout)
+        deadline = time.monotonic() + seconds
         while True:
             alive = sorted(pid for pid in self._pids if is_alive(pid))
             if not alive:
                 return
             if time.monotonic() > deadline:
-                raise AssertionError(f"server processes still alive: {alive}")
+                raise AssertionError(f"server processes still alive after {duration_text(seconds)}: {alive}")
             time.sleep(0.05)
 
     def _remember_pids(self) -> None:
         if self._runtime is not None:
-            self._pids.update(s.pid for s in self._runtime.status() if s.pid)
+            self._remember(self._runtime.status())
+
+    def _remember(self, statuses: list[ServerStatus]) -> None:
+        pids = {s.pid for s in statuses if s.pid}
+        self._pids |= pids
+        self._seen_since_start = self._seen_since_start or bool(pids)
 
     def _require_runtime(self) -> Runtime:
         if self._runtime is None:

@@ -57,3 +57,17 @@ Everything Stops At Shutdown
     Call Tool    fx/echo    {"text": "x"}
     Stop Runtime
     No Server Process Should Be Left
+
+Wait For Server State Takes Robot Time Strings
+    Start Runtime With Server    fx    ${PYTHON}    -m    tests.servers.fixture_server    cwd=${ROOT}
+    Call Tool    fx/echo    {"text": "x"}
+    Wait For Server State    fx    running    10s
+    Wait For Server State    fx    running    1 min 30 s
+    Wait For Server State    fx    running    timeout=2.5
+    Run Keyword And Expect Error    server 'fx' is 'running' after 0.2 s, not 'stopped'
+    ...    Wait For Server State    fx    stopped    200ms
+
+No Server Process Should Be Left Fails When It Saw No Process
+    Start Runtime With Server    fx    ${PYTHON}    -m    tests.servers.fixture_server    cwd=${ROOT}
+    Run Keyword And Expect Error    no server process was seen since Start Runtime*
+    ...    No Server Process Should Be Left
