@@ -63,8 +63,9 @@ bench: $(STAMP)
 	$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m benchmarks
 
+# Generated files live in docs/generated/, apart from the written pages.
 docs: $(STAMP)
-	$(BIN)/python -m robot.libdoc actors.robotlib docs/robotlib.html
+	$(BIN)/python -m robot.libdoc actors.robotlib docs/generated/robotlib.html
 
 clean:
 	rm -rf $(VENV) robot/results .mypy_cache .ruff_cache

@@ -16,7 +16,7 @@ from benchmarks.common import RESULTS_DIR, ROOT
 from benchmarks.profiling import is_wait
 
 DOC = ROOT / "docs" / "performance.md"
-PLOT = ROOT / "docs" / "performance.png"
+PLOT = ROOT / "docs" / "generated" / "performance.png"
 
 
 @dataclass
@@ -433,7 +433,7 @@ def write(results: dict[str, Any], doc: Path = DOC, plot: Path = PLOT) -> None:
         "",
     ]
     if plot_ok:
-        out += ["![Benchmark results](performance.png)", ""]
+        out += ["![Benchmark results](generated/performance.png)", ""]
     missed = [r for r in rows if r.met is False]
     out += ["## Targets not met", ""]
     if not missed:

@@ -1,4 +1,4 @@
-"""docs/robotlib.html (libdoc) documents every keyword of actors.robotlib."""
+"""docs/generated/robotlib.html (libdoc) documents every keyword of actors.robotlib."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from actors.robotlib import robotlib
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "robotlib.html"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "generated" / "robotlib.html"
 
 
 def keyword_names() -> list[str]:
@@ -21,4 +21,4 @@ def keyword_names() -> list[str]:
 def test_every_keyword_is_in_the_generated_documentation() -> None:
     html = PAGE.read_text(encoding="utf-8")
     missing = [name for name in keyword_names() if f'"{name}"' not in html]
-    assert not missing, f"docs/robotlib.html is stale (run `make docs`): missing {missing}"
+    assert not missing, f"docs/generated/robotlib.html is stale (run `make docs`): missing {missing}"
