@@ -3,6 +3,7 @@ test that blocks the loop, and a skip not on the allow-list fails the run."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -228,3 +229,28 @@ def test_the_behave_watchdog_fails_a_scenario_that_blocks_the_loop(tmp_path: Pat
     assert "2 scenarios passed, 0 failed, 2 hook_error" in out, out
     assert "lag.feature:3 'blocks': the event loop 'mcp-actors-loop' lagged" in out, out
     assert "cleanup of features/lag.feature:9 'blocks in its cleanup': the event loop" in out, out
+
+
+def _loop_lag_markers() -> list[str]:
+    """``path::test`` of every test function in tests/ with a ``loop_lag`` marker."""
+    found = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        if "node_modules" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for decorator in node.decorator_list:
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                if isinstance(target, ast.Attribute) and target.attr == "loop_lag":
+                    found.append(f"{path.relative_to(ROOT)}::{node.name}")
+    return found
+
+
+def test_every_raised_lag_limit_is_listed_in_docs_testing() -> None:
+    listed = (ROOT / "docs" / "testing.md").read_text()
+    marked = _loop_lag_markers()
+    assert marked, "no loop_lag marker found: the scan is broken"
+    assert len(marked) <= 5, f"keep the tests that may lag the loop few: {marked}"
+    missing = [test for test in marked if test.split("::")[0] not in listed]
+    assert not missing, f"docs/testing.md does not list these raised lag limits: {missing}"
