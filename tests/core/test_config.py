@@ -336,6 +336,8 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
         "protocol": "legacy",
         "trustAnnotations": True,
         "elicitation": "accept-defaults",
+        "sampling": "allow",
+        "logLevel": "warning",
         "disabled": False,
     }
     assert set(entry) - set(STDIO) == LIFECYCLE_KEYS
@@ -351,6 +353,7 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
     assert s.protocol == "legacy"
     assert s.trust_annotations is True
     assert s.elicitation == "accept-defaults"
+    assert (s.sampling, s.log_level) == ("allow", "warning")
 
 
 # ---- every lifecycle key rejects bad values, naming the server and the key ---------------
@@ -372,6 +375,8 @@ BAD_VALUES: dict[str, list[Any]] = {
     "protocol": ["2024-01-01", "latest", 2026, None],
     "trustAnnotations": ["perhaps", [True], {}, None],
     "elicitation": ["always", True, 1, ["decline"]],
+    "sampling": ["yes", True, 1, ["allow"], None],
+    "logLevel": ["verbose", "DEBUG", 3, True, ["debug"]],
     "disabled": ["perhaps", [], {}, None],
 }
 BAD_CASES = [(key, value) for key, values in BAD_VALUES.items() for value in values]
