@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import sys
 import time
 from collections.abc import Iterator, Mapping
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import jsonschema
@@ -66,7 +68,7 @@ def validate_inputs(spec: ToolSpec, inputs: Mapping[str, Any]) -> str | None:
     except referencing.exceptions.Unresolvable as exc:
         why = f"unresolvable $ref {_ref(exc)!r}"
         return f"{spec.name}: the tool's input schema is invalid: {why}"
-    except RecursionError:
+    except (RecursionError, _TooDeep):
         return (
             f"{spec.name}: the arguments are nested too deeply, "
             "or the tool's input schema refers to itself without end"
@@ -263,6 +265,7 @@ def _evaluated_keys(validator: Any, instance: Mapping[str, Any], schema: Any) ->
     """
     if validator.is_type(schema, "boolean"):
         return []
+    _check_depth()
     keys: list[str] = []
     for keyword in ("$ref", "$dynamicRef"):
         if (ref := schema.get(keyword)) is not None:
@@ -335,10 +338,43 @@ _KEYWORDS = {
 }
 
 
+_REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+class _TooDeep(Exception):
+    """Validation went so deep that the interpreter's recursion limit was near."""
+
+
+def _check_depth() -> None:
+    # A reference loop (or arguments as deep as a recursive schema lets them be) would recurse
+    # until RecursionError; at the very limit, any finalizer the garbage collector runs fails
+    # too, far from here. Stop with room to spare instead. The walk costs a microsecond or two.
+    limit = sys.getrecursionlimit() * 3 // 5
+    frame: FrameType | None = sys._getframe(1)
+    depth = 0
+    while frame is not None:
+        depth += 1
+        if depth > limit:
+            raise _TooDeep
+        frame = frame.f_back
+
+
+def _guarded(follow: Any) -> Any:
+    def check(validator: Any, ref: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+        _check_depth()
+        yield from follow(validator, ref, instance, schema)
+
+    return check
+
+
 def _safe(base: Any) -> Any:
+    keywords = {keyword: check for keyword, check in _KEYWORDS.items() if keyword in base.VALIDATORS}
+    keywords.update(
+        {keyword: _guarded(base.VALIDATORS[keyword]) for keyword in _REFERENCES if keyword in base.VALIDATORS}
+    )
     cls = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
         base,
-        {keyword: check for keyword, check in _KEYWORDS.items() if keyword in base.VALIDATORS},
+        keywords,
         format_checker=_format_checker(base.FORMAT_CHECKER),
     )
     cls.evolve = _evolve

@@ -15,6 +15,7 @@ import pytest
 import regex
 
 from actors.tools import ToolRegistry, ToolResult, ToolRunner, ToolSpec, validate_inputs
+from actors.tools import schema as schema_module
 from actors.tools import spec as spec_module
 from actors.tools.schema import PATTERN_TIMEOUT
 
@@ -294,3 +295,28 @@ def test_a_remote_ref_is_never_fetched(no_network: list[object]) -> None:
     problem = validate_inputs(spec, {"n": 1})
     assert problem is not None and f"unresolvable $ref {url!r}" in problem
     assert no_network == []
+
+
+def test_a_reference_loop_stops_well_short_of_the_recursion_limit() -> None:
+    # At the very limit every finalizer the garbage collector happens to run fails as well
+    # (pytest reports them as unraisable exceptions): the check stops with room to spare.
+    spec = ToolSpec(
+        name="srv/tool", input_schema={"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}
+    )
+    validator = spec.input_validator
+    with pytest.raises(schema_module._TooDeep):
+        list(validator.iter_errors({"n": 1}))
+
+
+def test_a_recursive_schema_takes_arguments_a_hundred_levels_deep() -> None:
+    spec = ToolSpec(
+        name="srv/tree",
+        input_schema={"type": "object", "properties": {"child": {"$ref": "#"}, "n": {"type": "integer"}}},
+    )
+    tree: dict[str, Any] = {"n": 1}
+    for _ in range(100):
+        tree = {"child": tree, "n": 1}
+    assert validate_inputs(spec, tree) is None
+    for _ in range(1000):
+        tree = {"child": tree, "n": 1}
+    assert "nested too deeply" in (validate_inputs(spec, tree) or "")
