@@ -8,8 +8,10 @@ the box. Claude Desktop, Cursor and VS Code files work unchanged.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -17,18 +19,25 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from actors.config import ConfigError, RuntimeConfig, load_config
+from actors.demo import default_config
+from actors.mcp.config import ServerConfig
+from actors.mcp.sdk_options import StdioCommand
+from actors.mcp.stdio_process import resolve_command
+from actors.mcp.transport import StartRefused
 from actors.runtime import Runtime, ServerStatus
-from actors.tools import ToolResult, ToolSpec
+from actors.runtime.messages import CallTool, StartServer
+from actors.tools import ToolError, ToolResult, ToolSpec, duration_text, error_label
 
 __all__ = ["main", "resolve_config", "status_table"]
 
 ENV_CONFIG = "MCP_ACTORS_CONFIG"
 
+# A number of seconds as the runtime writes it (``0.25s``, ``30.250000000000004 s``).
+_SECONDS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?s\b")
+
 
 def resolve_config(path: str | None) -> tuple[RuntimeConfig, str]:
     """The configuration to use and where it came from (a path, or ``built-in default``)."""
-    from actors.demo import default_config
-
     chosen = path or os.environ.get(ENV_CONFIG)
     if chosen:
         return load_config(chosen), chosen
@@ -59,7 +68,7 @@ def status_table(statuses: Sequence[ServerStatus]) -> str:
                 s.calls,
                 s.errors,
                 s.in_flight,
-                (s.last_error or "")[:60],
+                _readable(s.last_error or "")[:60],
             ]
             for s in statuses
         ],
@@ -100,10 +109,12 @@ def _tools(args: argparse.Namespace, out: TextIO) -> int:
                 )
                 + "\n"
             )
-        failed = [s for s in rt.status() if s.last_error]
+        # A server whose tools are unknown after the listing failed to start or to list them.
+        failed = [s for s in rt.status() if s.tools is None or s.state == "failed"]
         for s in failed:
-            print(f"warning: server {s.namespace!r}: {s.last_error}", file=sys.stderr)
-    return 0
+            reason = _readable(s.last_error or f"it is {s.state}")
+            print(f"error: server {s.namespace!r} did not list its tools: {reason}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _call(args: argparse.Namespace, out: TextIO) -> int:
@@ -126,10 +137,28 @@ def _print_result(result: ToolResult, as_json: bool, out: TextIO) -> int:
         out.write(result.model_dump_json(indent=2) + "\n")
         return 0 if result.success else 1
     if not result.success:
-        print(f"error: {result.error_type}: {result.error}", file=sys.stderr)
+        print(_error_line(result.error_type or "execution", result.error or ""), file=sys.stderr)
         return 1
     out.write(result.text + "\n")
     return 0
+
+
+def _error_line(error_type: str, message: str) -> str:
+    return f"error: {_failure(error_type, message)}"
+
+
+def _failure(error_type: str, message: str) -> str:
+    """``<error_type>: <message>``, the message without a label that repeats the type."""
+    labels = {f"{error_label(error_type)}:", f"{error_type}:"}
+    text = message.strip()
+    while prefix := next((p for p in labels if text.startswith(p)), None):
+        text = text.removeprefix(prefix).lstrip()
+    return f"{error_type}: {_readable(text)}"
+
+
+def _readable(text: str) -> str:
+    """``text`` with its seconds rounded as the runtime rounds them: ``0.25 s``, not ``0.2500000001s``."""
+    return _SECONDS.sub(lambda match: duration_text(float(match.group(1))), text)
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
@@ -138,6 +167,10 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     with Runtime.start(config, handle_signals=True) as rt:
         out.write(f"mcp-actors: running {len(config.servers)} servers from {source}; Ctrl-C stops\n")
         try:
+            for server in config.servers.values():
+                if not server.lazy_start:
+                    # No call will start a server that may not start lazily: start it now.
+                    rt.registry.tell(StartServer(server.name))
             while True:
                 table = status_table(rt.status())
                 if interactive:
@@ -145,8 +178,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 out.write(time.strftime("%H:%M:%S") + "\n" + table + "\n")
                 out.flush()
                 time.sleep(args.interval)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, SystemExit):
+            # Ctrl-C, or SIGTERM (which the runtime turns into SystemExit): a requested stop.
             out.write("\nshutting down\n")
+            out.flush()
+    out.write("stopped\n")
     return 0
 
 
@@ -159,13 +195,33 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"  {server.name}: {server.transport} {where}\n")
     for warning in config.warnings:
         out.write(f"warning: {warning}\n")
+    missing = [problem for server in config.servers.values() if (problem := _command_problem(server))]
+    for problem in missing:
+        print(f"error: {problem}", file=sys.stderr)
+    if missing:
+        return 1
     out.write("ok\n")
     return 0
 
 
-def _demo(args: argparse.Namespace, out: TextIO) -> int:
-    from actors.demo import default_config
+def _command_problem(server: ServerConfig) -> str | None:
+    """Why a stdio server's command cannot run here (naming the server), or None: the runtime's
+    own resolution (the server's ``PATH``, a path relative to its ``cwd``), so that ``check`` and
+    a start never disagree."""
+    if server.transport != "stdio" or not server.command:
+        return None
+    try:
+        command = StdioCommand(server.command, server.args, server.env, server.cwd)
+        resolve_command(command, f"server {server.name!r}")
+    except StartRefused as exc:
+        problem = str(exc)
+        if "PATH" in server.env:
+            problem += f" (searched the server's PATH {server.env['PATH']!r})"
+        return problem
+    return None
 
+
+def _demo(args: argparse.Namespace, out: TextIO) -> int:
     def say(text: str) -> None:
         out.write(text + "\n")
         out.flush()
@@ -184,12 +240,10 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
         say(status_table(rt.status()) + "\n")
 
         bad = rt.call_tool("demo/add", {"a": "two"}, timeout=30)
-        say(f"3. A bad argument is refused before the server sees it:\n   {bad.error_type}: {bad.error}\n")
-
-        from actors.runtime.messages import CallTool
+        refused = _failure(bad.error_type or "", bad.error or "")
+        say(f"3. A bad argument is refused before the server sees it:\n   {refused}\n")
 
         started = time.monotonic()
-
         calls = [CallTool(namespace="demo", tool="sleep", arguments={"seconds": 0.5}) for _ in range(16)]
         for call in calls:
             rt.registry.tell(call)
@@ -207,7 +261,8 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
 
         pid = rt.status("demo")[0].pid
         crash = rt.call_tool("demo/crash", {}, timeout=30)
-        say(f"6. demo/crash kills the server process (pid {pid}) mid-call: {crash.error_type}: {crash.error}")
+        crashed = _failure(crash.error_type or "", crash.error or "")
+        say(f"6. demo/crash kills the server process (pid {pid}) mid-call: {crashed}")
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             status = rt.status("demo")[0]
@@ -230,6 +285,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command; return its exit status."""
     out = out or sys.stdout
     parser = argparse.ArgumentParser(prog="mcp-actors", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"mcp-actors {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
@@ -260,3 +316,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except ToolError as exc:
+        # A request to the runtime itself that got no answer (listing, status).
+        print(_error_line(exc.error_type, f"{exc.tool_name}: {exc.details}"), file=sys.stderr)
+        return 1
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("mcp-actors")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"

@@ -39,3 +39,31 @@ Feature: The mcp-actors command
     When the user runs "mcp-actors check --config claude_desktop_config.json"
     Then the command succeeds
     And the output mentions "time: stdio"
+    And the output mentions "top-level key 'globalShortcut' (Claude Desktop) is not used by mcp-actors"
+    And the output mentions "top-level key 'preferences' (Claude Desktop) is not used by mcp-actors"
+
+  Scenario: check reports a command that does not exist
+    Given a folder with an mcp.json where server "ghost" runs "no-such-mcp-server-xyz"
+    When the user runs "mcp-actors check"
+    Then the command fails with status 1
+    And the error output mentions "error: server 'ghost': command not found: 'no-such-mcp-server-xyz'"
+
+  Scenario: tools says which server failed, lists the rest, and fails
+    Given a folder with the demo server as "mine" and a server "ghost" that runs "no-such-mcp-server-xyz"
+    When the user runs "mcp-actors tools"
+    Then the command fails with status 1
+    And the output lists the tool "mine/echo"
+    And the error output mentions "error: server 'ghost' did not list its tools"
+
+  Scenario: The built-in tools are off unless the configuration turns them on
+    Given a folder with an mcp.json for the demo server named "mine"
+    When the user runs "mcp-actors tools"
+    Then the command succeeds
+    And the output lists the tool "mine/echo"
+    And the output lists no tool of the namespace "builtin"
+
+  Scenario: The command says its version
+    Given a folder without a configuration file
+    When the user runs "mcp-actors --version"
+    Then the command succeeds
+    And the output is "mcp-actors" and the installed version

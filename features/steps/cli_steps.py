@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shlex
@@ -34,7 +35,20 @@ def step_empty_folder(context: Context) -> None:
 
 @given('a folder with an mcp.json for the demo server named "{name}"')
 def step_folder_with_config(context: Context, name: str) -> None:
-    config = {"mcpServers": {name: _demo_entry()}, "builtin": {"enabled": False}}
+    # No "builtin" key: the built-in tools are off unless a configuration turns them on.
+    config = {"mcpServers": {name: _demo_entry()}}
+    (_folder(context) / "mcp.json").write_text(json.dumps(config))
+
+
+@given('a folder with an mcp.json where server "{name}" runs "{command}"')
+def step_folder_with_command(context: Context, name: str, command: str) -> None:
+    config = {"mcpServers": {name: {"command": command}}}
+    (_folder(context) / "mcp.json").write_text(json.dumps(config))
+
+
+@given('a folder with the demo server as "{name}" and a server "{other}" that runs "{command}"')
+def step_folder_with_two_servers(context: Context, name: str, other: str, command: str) -> None:
+    config = {"mcpServers": {name: _demo_entry(), other: {"command": command}}}
     (_folder(context) / "mcp.json").write_text(json.dumps(config))
 
 
@@ -46,7 +60,12 @@ def step_folder_with_bad_value(context: Context, name: str, key: str, value: str
 
 @given("a folder with a Claude Desktop configuration")
 def step_claude_desktop(context: Context) -> None:
-    config = {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}
+    # As Claude Desktop writes it once its settings were touched; the command exists here.
+    config = {
+        "mcpServers": {"time": {"command": sys.executable, "args": ["-m", "mcp_server_time"]}},
+        "globalShortcut": "Ctrl+Space",
+        "preferences": {"quickEntryShortcut": "off", "menuBarEnabled": False},
+    }
     (_folder(context) / "claude_desktop_config.json").write_text(json.dumps(config))
 
 
@@ -74,6 +93,19 @@ def step_fails(context: Context, status: int) -> None:
 def step_lists_tool(context: Context, name: str) -> None:
     names = [line.split()[0] for line in context.done.stdout.splitlines()[2:] if line.strip()]
     assert name in names, context.done.stdout
+
+
+@then('the output lists no tool of the namespace "{namespace}"')
+def step_lists_no_tool_of(context: Context, namespace: str) -> None:
+    names = [line.split()[0] for line in context.done.stdout.splitlines()[2:] if line.strip()]
+    assert names, context.done.stdout
+    assert not [n for n in names if n.startswith(f"{namespace}/")], context.done.stdout
+
+
+@then('the output is "mcp-actors" and the installed version')
+def step_output_is_version(context: Context) -> None:
+    expected = f"mcp-actors {importlib.metadata.version('mcp-actors')}\n"
+    assert context.done.stdout == expected, context.done.stdout
 
 
 @then('the output is "{text}"')
