@@ -19,6 +19,7 @@ import pytest
 
 from actors import procfs
 from actors.cli import main
+from actors.tools import ErrorType
 from tests.runtime.conftest import stdio_server
 
 SCRIPT = Path(sys.executable).with_name("mcp-actors")
@@ -139,3 +140,9 @@ def test_demo_runs_to_completion_showing_the_lazy_start_and_the_restart(tmp_path
     assert restarted.group(2) == "1"
     assert re.search(r"demo/now -> \d{4}-\d\d-\d\dT", text)
     assert text.rstrip().endswith("8. Shut down: no server process is left.")
+    # Failures read "<type>: <message>", never the type's label twice ("validation: validation error: ...").
+    assert re.search(r"3\. A bad argument is refused before the server sees it:\n   validation: \S", text), (
+        text
+    )
+    doubled = [t.value for t in ErrorType if f"{t.value}: {t.label}:" in text]
+    assert not doubled, text
