@@ -45,13 +45,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_sampler] = StallSampler().start()
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    # A full collection holds the GIL, and so stalls the loop, for as long as it scans the heap:
-    # pytest's, hypothesis's and every imported module's objects made that 100-130 ms here. The
-    # heap as it is after collection is moved out of the collector's sight, so the watchdog sees
-    # what the tests and the library allocate, not the size of the test runner.
+def freeze_heap() -> None:
+    """Collect, then move every object left out of the collector's sight.
+
+    A full collection holds the GIL, and so stalls every loop, for as long as it scans the heap:
+    pytest's, hypothesis's and every imported module's objects made that 90-500 ms on a busy
+    2-core machine. Frozen before each test, the heap a collection scans is what that test
+    allocated, so the watchdog measures the code under test, not the size of the test process.
+    """
     gc.collect()
     gc.freeze()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    freeze_heap()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -88,6 +95,12 @@ def describe(worst: LoopLag, limit: float, since: float | None, sampler: StallSa
     if sampler is None:
         return text
     span = (worst.at - worst.seconds - PROBE_INTERVAL, worst.at)
+    scheduling = sampler.scheduling_between(*span)
+    if scheduling is not None:
+        text += (
+            f"\nmeanwhile the loop thread ran {_ms(scheduling.on_cpu)} on a CPU and waited "
+            f"{_ms(scheduling.waiting_for_cpu)} for one (the rest it was blocked: on the GIL, or a call)"
+        )
     for stall in sampler.stalls_between(*span):
         text += f"\nwhile it lagged, for {_ms(stall.seconds)}, the loop thread was in:\n{stall.stack}"
     for collection in sampler.collections_between(*span):
@@ -112,6 +125,8 @@ def loop_lag_watchdog(request: pytest.FixtureRequest) -> Iterator[None]:
             f"before {node.nodeid} (a module or session fixture, or the previous test's): "
             + describe(before, LIMIT, None, sampler)
         )
+    freeze_heap()
+    EventLoop.reset_worst_lag()  # what our own collection cost is not the test's
     started = time.monotonic()
     yield
     worst = EventLoop.reset_worst_lag()

@@ -9,6 +9,11 @@ blocked the loop (an import, a spawn, a parse) rather than only how long it took
 When another thread holds the GIL the sampler cannot run either: such gaps between samples
 are reported as stalls too, with the busy threads' stacks and the garbage collections that
 ran meanwhile (a collection holds the GIL from start to end, whichever thread triggered it).
+
+It also reads the loop threads' scheduler statistics (Linux ``schedstat``): how long a loop
+thread ran on a CPU and how long it waited for one. Lag spent waiting for a CPU is the
+machine being overloaded; lag spent on a CPU is work on the loop; neither is the loop
+thread blocked (on the GIL, or in a blocking call).
 """
 
 from __future__ import annotations
@@ -19,11 +24,12 @@ import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 
 from actors.loop import THREAD_NAME
 
-__all__ = ["Collection", "Stall", "StallSampler"]
+__all__ = ["Collection", "Scheduling", "Stall", "StallSampler"]
 
 # An asyncio loop waiting for work sits in its selector's select(), inside the C poll call.
 _IDLE = ("selectors.py", "select")
@@ -60,6 +66,23 @@ class Collection:
         return self.end - self.start
 
 
+@dataclass(frozen=True)
+class Scheduling:
+    """How the loop threads spent a span of time, by the kernel's account."""
+
+    on_cpu: float
+    waiting_for_cpu: float
+
+
+def _schedstat(native_id: int) -> tuple[int, int] | None:
+    """(nanoseconds on a CPU, nanoseconds waiting on a run queue) of a thread of this process."""
+    try:
+        fields = Path(f"/proc/self/task/{native_id}/schedstat").read_text().split()
+    except OSError:
+        return None
+    return int(fields[0]), int(fields[1])
+
+
 def _stack(frame: FrameType | None, limit: int = 40) -> tuple[str, ...]:
     lines: list[str] = []
     while frame is not None and len(lines) < limit:
@@ -90,6 +113,8 @@ class StallSampler:
         self._busy: dict[int, tuple[float, Counter[tuple[str, ...]]]] = {}
         self._collections: deque[Collection] = deque(maxlen=keep)
         self._collecting: float | None = None
+        # (time, thread, ns on a CPU, ns waiting for one) of the loop threads: about 150 s.
+        self._sched: deque[tuple[float, int, int, int]] = deque(maxlen=30_000)
 
     def start(self) -> StallSampler:
         gc.callbacks.append(self._on_gc)
@@ -114,6 +139,22 @@ class StallSampler:
             if c.end >= start and c.start <= end and c.seconds > longer_than
         ]
 
+    def scheduling_between(self, start: float, end: float) -> Scheduling | None:
+        """How the loop threads spent ``start``..``end`` (None without samples around it)."""
+        first: dict[int, tuple[int, int]] = {}
+        last: dict[int, tuple[int, int]] = {}
+        for at, thread, cpu, wait in list(self._sched):
+            if at <= start:
+                first[thread] = (cpu, wait)
+            elif at >= end and thread not in last:
+                last[thread] = (cpu, wait)
+        threads = first.keys() & last.keys()
+        if not threads:
+            return None
+        on_cpu = sum(last[t][0] - first[t][0] for t in threads) / 1e9
+        waiting = sum(last[t][1] - first[t][1] for t in threads) / 1e9
+        return Scheduling(on_cpu, waiting)
+
     def _on_gc(self, phase: str, info: dict[str, int]) -> None:
         # Runs inside the collecting thread; appending to a deque needs no lock.
         if phase == "start":
@@ -135,6 +176,9 @@ class StallSampler:
             now = time.monotonic()
             frames = sys._current_frames()
             loops = {t.ident: t for t in threading.enumerate() if t.name == THREAD_NAME and t.ident}
+            for loop_thread in loops.values():
+                if loop_thread.native_id is not None and (stat := _schedstat(loop_thread.native_id)):
+                    self._sched.append((now, loop_thread.native_id, *stat))
             if now - last > self.min_stall + self.interval and loops:
                 self._record(Stall(last, now, _gil_held(frames, set(loops)), 1))
             last = now

@@ -48,7 +48,7 @@ def test_idle_stop_reaps_the_process() -> None:
         pid = rt.status("fx")[0].pid
         assert pid is not None
         assert wait_until(lambda: rt.status("fx")[0].state == "stopped", 10)
-        assert wait_until(lambda: not procfs.is_alive(pid), 5)
+        assert wait_until(lambda: not procfs.is_alive(pid), 15)
         # The next call starts it again, lazily.
         assert rt.call_tool("fx/echo", {"text": "again"}, timeout=30).success
         assert rt.status("fx")[0].pid != pid
