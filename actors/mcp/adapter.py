@@ -14,19 +14,23 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 import anyio
 import pydantic
 
 from actors.loop import EventLoop
+from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig, ToolFilter
 from actors.mcp.inference import infer_capabilities
 from actors.mcp.redaction import Redactor
 from actors.mcp.slots import infer_resource_slots
 from actors.mcp.transport import (
     CallOutcome,
+    ClientTransport,
+    JSONObject,
+    Progress,
     RemoteTool,
     ServerInfo,
     ServerReplyError,
@@ -48,6 +52,8 @@ from actors.tools import (
 __all__ = ["MCPToolAdapter", "TransportSource", "classify"]
 
 logger = logging.getLogger(__name__)
+
+_L = TypeVar("_L")
 
 TransportSource = Transport | Callable[[], Transport]
 """A transport to reuse on every connect (test doubles), or a factory of single-use ones."""
@@ -98,22 +104,41 @@ def _outcome_error_text(outcome: CallOutcome) -> str:
 
 
 class _Relay:
-    """The adapter's own transport listener: keeps its state true, then tells the owner."""
+    """The adapter's own transport listener: keeps its state true, then tells the owner.
 
-    def __init__(self, adapter: MCPToolAdapter, owner: TransportEvents | None) -> None:
+    An owner may listen to only part of the news (a test's listener, say): what it has no
+    method for is dropped.
+    """
+
+    def __init__(self, adapter: MCPToolAdapter, owner: Any) -> None:
         self._adapter = adapter
         self._owner = owner
+
+    def _tell(self, method: str, *args: Any) -> None:
+        handler = getattr(self._owner, method, None)
+        if handler is not None:
+            handler(*args)
 
     def on_closed(self, reason: str) -> None:
         reason = self._adapter.redact(reason)
         self._adapter._lost(reason)
-        if self._owner is not None:
-            self._owner.on_closed(reason)
+        self._tell("on_closed", reason)
 
     def on_tools_changed(self) -> None:
         self._adapter._catalog = None
-        if self._owner is not None:
-            self._owner.on_tools_changed()
+        self._tell("on_tools_changed")
+
+    def on_resources_changed(self) -> None:
+        self._tell("on_resources_changed")
+
+    def on_prompts_changed(self) -> None:
+        self._tell("on_prompts_changed")
+
+    def on_resource_updated(self, uri: str) -> None:
+        self._tell("on_resource_updated", uri)
+
+    def on_log(self, level: str, logger: str | None, data: Any) -> None:
+        self._tell("on_log", level, logger, data)
 
 
 class MCPToolAdapter:
@@ -260,10 +285,14 @@ class MCPToolAdapter:
 
     def start_future(
         self, timeout: float | None = None, events: TransportEvents | None = None
-    ) -> concurrent.futures.Future[tuple[ServerInfo, list[RemoteTool]]]:
-        """Connect and discover in one go: the future's value is the server info and its tools."""
+    ) -> concurrent.futures.Future[tuple[ServerInfo, list[RemoteTool], Catalog]]:
+        """Connect and discover in one go: the server info, its tools and the rest it lists."""
         limit = timeout if timeout is not None else self.config.connect_timeout
         return self._ensure_loop().submit(self._start, limit, events)
+
+    def catalog_future(self) -> concurrent.futures.Future[Catalog]:
+        """List the server's resources, resource templates and prompts again."""
+        return self._ensure_loop().submit(self._list_catalog)
 
     def disconnect_future(self) -> concurrent.futures.Future[None]:
         return self._ensure_loop().submit(self._disconnect)
@@ -274,14 +303,57 @@ class MCPToolAdapter:
         return self._ensure_loop().submit(self._discover, tool_filter)
 
     def invoke_future(
-        self, tool: str, arguments: dict[str, Any], timeout: float | None = None, *, validated: bool = False
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout: float | None = None,
+        *,
+        validated: bool = False,
+        progress: Progress | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
         """A future of the call's `ToolResult`; it always completes, within ``timeout`` + ~1 s.
 
-        ``validated`` says the caller already checked the arguments against the tool's schema.
+        ``validated`` says the caller already checked the arguments against the tool's schema;
+        ``progress`` asks the server for progress notifications (a coroutine run on the loop).
         """
         limit = timeout if timeout is not None else self.config.call_timeout
-        return self._ensure_loop().submit(self._invoke, tool, arguments, limit, validated)
+        return self._ensure_loop().submit(self._invoke, tool, arguments, limit, validated, progress)
+
+    def read_future(self, uri: str, timeout: float) -> concurrent.futures.Future[ToolResult]:
+        """Read a resource: output ``{"contents": [...]}``. Always completes, like `invoke_future`."""
+        return self._ensure_loop().submit(
+            self._ask, f"resources/read {uri}", timeout, lambda t: t.read_resource(uri, timeout)
+        )
+
+    def prompt_future(
+        self, name: str, arguments: dict[str, str], timeout: float
+    ) -> concurrent.futures.Future[ToolResult]:
+        """Get a prompt: output ``{"messages": [...], "description": ...}``."""
+        return self._ensure_loop().submit(
+            self._ask, f"prompts/get {name}", timeout, lambda t: t.get_prompt(name, arguments, timeout)
+        )
+
+    def complete_future(
+        self, ref: JSONObject, argument: dict[str, str], context: dict[str, str] | None, timeout: float
+    ) -> concurrent.futures.Future[ToolResult]:
+        """Complete an argument: output ``{"values": [...], "total": ..., "hasMore": ...}``."""
+
+        async def complete(t: ClientTransport) -> JSONObject:
+            answer = await t.complete(ref, argument, context, timeout)
+            completion = answer.get("completion")
+            return dict(completion) if isinstance(completion, dict) else {"values": []}
+
+        return self._ensure_loop().submit(self._ask, "completion/complete", timeout, complete)
+
+    def subscribe_future(self, uri: str, *, subscribe: bool = True) -> concurrent.futures.Future[ToolResult]:
+        """Start (or with ``subscribe=False`` end) following updates of ``uri``."""
+
+        async def change(t: ClientTransport) -> JSONObject:
+            await (t.subscribe_resource(uri) if subscribe else t.unsubscribe_resource(uri))
+            return {}
+
+        what = f"resources/{'subscribe' if subscribe else 'unsubscribe'} {uri}"
+        return self._ensure_loop().submit(self._ask, what, self.config.call_timeout, change)
 
     def probe_future(self, timeout: float) -> concurrent.futures.Future[None]:
         """Completes when the server answered a probe; fails with a classified `ToolError`."""
@@ -323,7 +395,7 @@ class MCPToolAdapter:
 
     async def _start(
         self, timeout: float, events: TransportEvents | None
-    ) -> tuple[ServerInfo, list[RemoteTool]]:
+    ) -> tuple[ServerInfo, list[RemoteTool], Catalog]:
         # A start opens a new session: one left from an earlier connection is never reused.
         if self._transport is not None:
             await self._disconnect()
@@ -337,11 +409,49 @@ class MCPToolAdapter:
                 # A server without tools answers tools/list with an error: it simply has none.
                 logger.info("%s: no tools: %s", self.server_name, exc.details)
                 tools = []
+            catalog = await self._list_catalog()
         except BaseException:
             # Failed or cancelled after the handshake: close the session (shielded) on every path.
             await self._disconnect()
             raise
-        return info, tools
+        return info, tools, catalog
+
+    async def _list_catalog(self) -> Catalog:
+        """The resources, templates and prompts the server says it has (capabilities), listed.
+
+        A server that fails one of these lists (an error answer) keeps the others; a lost
+        connection or a timeout fails the whole listing, as for tools.
+        """
+        transport = self._require_transport()
+        if not isinstance(transport, ClientTransport):
+            return Catalog()
+        caps = self.capabilities
+        ns = self.server_name
+        resources: list[ResourceSpec] = []
+        templates: list[ResourceTemplateSpec] = []
+        prompts: list[PromptSpec] = []
+        if caps.get("resources") is not None:
+            resources = [
+                ResourceSpec.of(ns, r) for r in await self._listing("resources", transport.list_resources)
+            ]
+            templates = [
+                ResourceTemplateSpec.of(ns, r)
+                for r in await self._listing("resource templates", transport.list_resource_templates)
+            ]
+        if caps.get("prompts") is not None:
+            prompts = [PromptSpec.of(ns, p) for p in await self._listing("prompts", transport.list_prompts)]
+        return Catalog(resources=tuple(resources), templates=tuple(templates), prompts=tuple(prompts))
+
+    async def _listing(self, what: str, fetch: Callable[[], Awaitable[list[_L]]]) -> list[_L]:
+        try:
+            with anyio.fail_after(self.config.call_timeout):
+                return await fetch()
+        except Exception as exc:
+            kind, message = classify(exc)
+            if kind == ErrorType.SERVER_ERROR:
+                logger.warning("%s: listing %s failed: %s", self.server_name, what, self.redact(message))
+                return []
+            raise ToolError(self.server_name, kind, f"listing {what} failed: {self.redact(message)}") from exc
 
     async def _disconnect(self) -> None:
         transport, self._transport = self._transport, None
@@ -393,7 +503,12 @@ class MCPToolAdapter:
         return self._catalog.get(tool)
 
     async def _invoke(
-        self, tool: str, arguments: dict[str, Any], timeout: float, validated: bool = False
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout: float,
+        validated: bool = False,
+        progress: Progress | None = None,
     ) -> ToolResult:
         start = time.monotonic()
 
@@ -415,7 +530,10 @@ class MCPToolAdapter:
                 if (problem := validate_inputs(spec, arguments)) is not None:
                     return ToolResult.fail(ErrorType.VALIDATION, problem, duration_ms=elapsed())
             with anyio.fail_after(timeout + _GUARD_SLACK):
-                outcome = await transport.call_tool(tool, arguments, timeout)
+                if progress is not None and isinstance(transport, ClientTransport):
+                    outcome = await transport.call_tool_with_progress(tool, arguments, timeout, progress)
+                else:
+                    outcome = await transport.call_tool(tool, arguments, timeout)
         except Exception as exc:
             kind, message = classify(exc)
             if kind == ErrorType.TIMEOUT:
@@ -432,6 +550,34 @@ class MCPToolAdapter:
                 content=outcome.content,
             )
         return ToolResult.ok(_outcome_output(outcome), duration_ms=elapsed(), server=self.server_name)
+
+    async def _ask(
+        self, what: str, timeout: float, send: Callable[[ClientTransport], Awaitable[JSONObject]]
+    ) -> ToolResult:
+        """One request beyond tools, as a classified `ToolResult` whose output is the answer."""
+        start = time.monotonic()
+
+        def elapsed() -> float:
+            return (time.monotonic() - start) * 1000.0
+
+        try:
+            transport = self._require_transport()
+            if not isinstance(transport, ClientTransport):
+                return ToolResult.fail(
+                    ErrorType.SERVER_ERROR,
+                    f"{what}: the {transport.kind} transport of {self.server_name!r} speaks tools only",
+                    duration_ms=elapsed(),
+                )
+            with anyio.fail_after(timeout + _GUARD_SLACK):
+                answer = await send(transport)
+        except Exception as exc:
+            kind, message = classify(exc)
+            if kind == ErrorType.TIMEOUT:
+                message = (
+                    f"{what} got no answer within {duration_text(timeout)}; the server was told to cancel it"
+                )
+            return ToolResult.fail(kind, self.redact(message), duration_ms=elapsed(), server=self.server_name)
+        return ToolResult.ok(answer, duration_ms=elapsed(), server=self.server_name)
 
     async def _probe(self, timeout: float) -> None:
         transport = self._require_transport()
@@ -479,7 +625,11 @@ class MCPToolAdapter:
             source="mcp",
             resource_slots=tuple(infer_resource_slots(remote.input_schema)),
             handler=handler if with_handler else None,
-            metadata={"server": self.server_name, "annotations": remote.annotations or {}},
+            metadata={
+                "server": self.server_name,
+                "annotations": remote.annotations or {},
+                **({"taskSupport": remote.task_support} if remote.task_support else {}),
+            },
         )
 
     def _sdk_factory(self) -> Callable[[], Transport]:

@@ -3,15 +3,27 @@
 Every method is a coroutine run on the runtime's one event-loop thread (`EventLoop`).
 The real implementation drives the official SDK (`SDKTransport`); the seed scenarios use
 mock transports that implement the same protocol.
+
+`Transport` is what tools need; `ClientTransport` adds the rest of the MCP client surface
+(resources, prompts, completion, subscriptions). Server-to-client requests (sampling,
+elicitation, roots) are answered by `ClientHandlers`, given to a transport when it is made.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "CallOutcome",
+    "ClientHandlers",
+    "ClientTransport",
+    "JSONObject",
+    "Progress",
+    "RemotePrompt",
+    "RemoteResource",
+    "RemoteResourceTemplate",
     "RemoteTool",
     "ServerInfo",
     "ServerReplyError",
@@ -19,6 +31,12 @@ __all__ = [
     "Transport",
     "TransportEvents",
 ]
+
+JSONObject = dict[str, Any]
+"""An MCP object as JSON (camelCase keys, ``None`` fields left out)."""
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+"""``progress(progress, total, message)`` for one request's progress notifications (on the loop)."""
 
 
 class StartRefused(ConnectionError):
@@ -67,6 +85,61 @@ class RemoteTool:
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
     """MCP tool annotations as JSON (``readOnlyHint``, ``destructiveHint``, ...)."""
+    task_support: str | None = None
+    """``execution.taskSupport`` (2025-11-25): ``forbidden``, ``optional`` or ``required``."""
+
+
+@dataclass(frozen=True)
+class RemoteResource:
+    """A resource as the server lists it (``resources/list``)."""
+
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    annotations: JSONObject | None = None
+
+
+@dataclass(frozen=True)
+class RemoteResourceTemplate:
+    """A resource template as the server lists it (``resources/templates/list``)."""
+
+    uri_template: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: JSONObject | None = None
+
+
+@dataclass(frozen=True)
+class RemotePrompt:
+    """A prompt as the server lists it (``prompts/list``); ``arguments`` as JSON
+    (``[{"name": ..., "description": ..., "required": ...}]``)."""
+
+    name: str
+    title: str | None = None
+    description: str | None = None
+    arguments: tuple[JSONObject, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClientHandlers:
+    """How a client answers a server's requests; None leaves that capability undeclared.
+
+    Each is a coroutine function run on the loop; it must hand the work to the host (never run
+    host code on the loop) and bound it with a timeout. Raising answers the server with an
+    error; the session goes on.
+    """
+
+    sampling: Callable[[JSONObject], Awaitable[JSONObject]] | None = None
+    """``sampling/createMessage`` params → a ``CreateMessageResult`` (JSON)."""
+    elicitation: Callable[[JSONObject], Awaitable[JSONObject]] | None = None
+    """``elicitation/create`` params → an ``ElicitResult`` (JSON); overrides an elicitation policy."""
+    roots: Callable[[], Awaitable[list[JSONObject]]] | None = None
+    """→ the roots (``[{"uri": "file:///...", "name": ...}]``) for ``roots/list``."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +163,18 @@ class TransportEvents(Protocol):
 
     def on_tools_changed(self) -> None:
         """The server said its tool list changed."""
+
+    def on_resources_changed(self) -> None:
+        """The server said its resource (or resource template) list changed."""
+
+    def on_prompts_changed(self) -> None:
+        """The server said its prompt list changed."""
+
+    def on_resource_updated(self, uri: str) -> None:
+        """A subscribed resource changed (``notifications/resources/updated`` or a listen event)."""
+
+    def on_log(self, level: str, logger: str | None, data: Any) -> None:
+        """The server sent a log message (``notifications/message``)."""
 
 
 @runtime_checkable
@@ -130,3 +215,48 @@ class Transport(Protocol):
     async def close(self) -> None:
         """Close the connection and reap what it started. Idempotent; never raises."""
         ...
+
+
+@runtime_checkable
+class ClientTransport(Transport, Protocol):
+    """A `Transport` that also speaks resources, prompts, completion and subscriptions.
+
+    Lists follow pagination. Requests raise as `Transport` documents; a request the server
+    does not support raises `ServerReplyError` (``-32601``).
+    """
+
+    async def call_tool_with_progress(
+        self, name: str, arguments: dict[str, Any], timeout: float | None, progress: Progress
+    ) -> CallOutcome:
+        """`call_tool`, asking the server for progress notifications (a progress token)."""
+        ...
+
+    async def list_resources(self) -> list[RemoteResource]: ...
+
+    async def list_resource_templates(self) -> list[RemoteResourceTemplate]: ...
+
+    async def read_resource(self, uri: str, timeout: float | None) -> JSONObject:
+        """The ``ReadResourceResult`` as JSON: ``{"contents": [{"uri", "mimeType", "text" | "blob"}]}``."""
+        ...
+
+    async def list_prompts(self) -> list[RemotePrompt]: ...
+
+    async def get_prompt(self, name: str, arguments: dict[str, str], timeout: float | None) -> JSONObject:
+        """The ``GetPromptResult`` as JSON: ``{"description"?, "messages": [...]}``."""
+        ...
+
+    async def complete(
+        self, ref: JSONObject, argument: dict[str, str], context: dict[str, str] | None, timeout: float | None
+    ) -> JSONObject:
+        """The ``CompleteResult`` as JSON: ``{"completion": {"values", "total"?, "hasMore"?}}``.
+
+        ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or ``{"type": "ref/resource", "uri": ...}``.
+        """
+        ...
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """Follow updates of ``uri`` (``resources/subscribe``, or ``subscriptions/listen`` on
+        2026-07-28 sessions); updates arrive as `TransportEvents.on_resource_updated`."""
+        ...
+
+    async def unsubscribe_resource(self, uri: str) -> None: ...

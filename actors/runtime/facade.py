@@ -10,7 +10,7 @@ import math
 import signal
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -20,23 +20,38 @@ import pykka
 from actors.config import RuntimeConfig, load_config
 from actors.loop import EventLoop
 from actors.mcp.adapter import TransportSource
+from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
 from actors.runtime.builtin_actor import DEFAULT_TIMEOUT as BUILTIN_TIMEOUT
 from actors.runtime.builtin_actor import BuiltinActor
+from actors.runtime.handlers import HostHandlers, Roots
+from actors.runtime.host import HostCalls
 from actors.runtime.messages import (
     CallTool,
+    Complete,
+    GetPrompt,
     GetStatus,
+    ListPrompts,
+    ListResources,
+    ListResourceTemplates,
     ListTools,
+    OnProgress,
+    OnUpdate,
+    ReadResource,
     RegisterServer,
+    ResourceSubscription,
+    ServerRequest,
     ServerStatus,
     ShutdownAll,
     StartServer,
     StopServer,
+    SubscribeResource,
     UnregisterServer,
 )
 from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, Route, ServerRefs
 from actors.runtime.supervisor import SupervisorActor
 from actors.runtime.timers import TimerService
+from actors.runtime.transports import sdk_transports
 from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec, duration_text
 
 __all__ = ["Runtime"]
@@ -100,8 +115,10 @@ class Runtime:
         registry: pykka.ActorRef[Any],
         builtin: pykka.ActorRef[Any] | None,
         tools: ToolRegistry,
+        host: HostCalls,
     ) -> None:
         self.config = config
+        self._host = host
         self._loop = loop
         self._timers = timers
         self._supervisor = supervisor
@@ -122,6 +139,10 @@ class Runtime:
         *,
         transports: Mapping[str, TransportSource] | None = None,
         handle_signals: bool = False,
+        sampling: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+        elicitation: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+        roots: Roots | None = None,
+        handler_timeout: float = 120.0,
     ) -> Runtime:
         """Start the actors for ``config`` (a `RuntimeConfig`, a dict in ``mcpServers`` form,
         or a JSON file path). No server process starts until its first call.
@@ -130,25 +151,42 @@ class Runtime:
         ``handle_signals``: turn SIGTERM into ``SystemExit`` so that ``with`` blocks unwind and
         servers shut down; for programs that own the process (the command does), not for a
         library embedded in a host, which keeps its own handlers.
+
+        Server requests are answered by the host's functions, each run on a host thread within
+        ``handler_timeout`` seconds: ``sampling(namespace, params)`` for servers configured with
+        ``"sampling": "allow"``, ``elicitation(namespace, params)`` for servers whose
+        ``elicitation`` key is unset or ``"ask"``, and ``roots`` (URIs, ``{"uri", "name"}``
+        objects, or a function of the namespace returning them) for every server.
         """
         resolved = RuntimeConfig() if config is None else load_config(config)
+        host = HostCalls()
         loop = EventLoop.start()
         timers = TimerService()
         tools = ToolRegistry()
         builtin_ref = None
         try:
+            handlers = HostHandlers(sampling, elicitation, roots, handler_timeout)
+            factory = sdk_transports(list(resolved.servers.values()), handlers, host)
             if resolved.builtin.enabled:
+                # Deferred to the caller's thread: a host without built-in tools does not pay for them.
                 from actors.builtin import BuiltinAdapter
 
                 BuiltinAdapter(resolved.builtin.workspace).register(tools)
                 builtin_ref = BuiltinActor.start(tools, BUILTIN_NAMESPACE, timers=timers)
             supervisor = SupervisorActor.start(timers)
             registry = RegistryActor.start(
-                loop=loop, timers=timers, supervisor=supervisor, tools=tools, builtin=builtin_ref
+                loop=loop,
+                timers=timers,
+                supervisor=supervisor,
+                tools=tools,
+                builtin=builtin_ref,
+                transports=factory,
+                host=host,
             )
         except BaseException:
             timers.stop()
             loop.stop()
+            host.stop()
             raise
         runtime = cls(
             resolved,
@@ -158,6 +196,7 @@ class Runtime:
             registry=registry,
             builtin=builtin_ref,
             tools=tools,
+            host=host,
         )
         for server in resolved.servers.values():
             transport = (transports or {}).get(server.name)
@@ -182,11 +221,18 @@ class Runtime:
     # ---- calls --------------------------------------------------------------------------
 
     def call_tool(
-        self, name: str, arguments: Mapping[str, Any] | None = None, timeout: float | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        *,
+        progress: OnProgress | None = None,
     ) -> ToolResult:
-        """Call ``namespace/tool``. Always a `ToolResult`: failures are classified, never raised."""
-        if self._closed:
-            return ToolResult.fail(ErrorType.CANCELLED, "the runtime is shut down")
+        """Call ``namespace/tool``. Always a `ToolResult`: failures are classified, never raised.
+
+        ``progress(progress, total, message)`` receives the server's progress notifications for
+        this call, in order, on a host thread.
+        """
         namespace, sep, tool = name.partition("/") if isinstance(name, str) else ("", "", "")
         if not sep or not namespace or not tool:
             return ToolResult.fail(ErrorType.NOT_FOUND, f"{name!r} is not 'namespace/tool'")
@@ -194,13 +240,72 @@ class Runtime:
         # whatever the caller passed goes along as it is, to be refused there the one way.
         given: Any = {} if arguments is None else arguments
         copied = dict(given) if isinstance(given, Mapping) else given
-        message = CallTool(namespace=namespace, tool=tool, arguments=copied, timeout=timeout)
+        return self._request(
+            CallTool(namespace=namespace, tool=tool, arguments=copied, timeout=timeout, progress=progress),
+            name,
+        )
+
+    def read_resource(self, namespace: str, uri: str, timeout: float | None = None) -> ToolResult:
+        """Read a resource; ``output["contents"]`` holds its MCP contents (``uri``, ``mimeType``,
+        ``text`` or ``blob``). Starts the server if need be, like a tool call."""
+        return self._request(ReadResource(namespace, uri, timeout), f"{namespace} {uri}")
+
+    def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, timeout: float | None = None
+    ) -> ToolResult:
+        """Get ``namespace/prompt`` filled in; ``output["messages"]`` and ``output["description"]``."""
+        namespace, sep, prompt = name.partition("/") if isinstance(name, str) else ("", "", "")
+        if not sep or not namespace or not prompt:
+            return ToolResult.fail(ErrorType.NOT_FOUND, f"{name!r} is not 'namespace/prompt'")
+        given: Any = {} if arguments is None else arguments
+        copied = dict(given) if isinstance(given, Mapping) else given
+        return self._request(GetPrompt(namespace, prompt, copied, timeout), name)
+
+    def complete(
+        self,
+        namespace: str,
+        ref: str | Mapping[str, Any],
+        argument: Mapping[str, str] | tuple[str, str],
+        context: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> ToolResult:
+        """Ask for completions of an argument; ``output["values"]`` (and ``total``, ``hasMore``).
+
+        ``ref``: a prompt name, a resource template URI, or the MCP reference object;
+        ``argument``: ``(name, value so far)`` or ``{"name": ..., "value": ...}``.
+        """
+        if isinstance(ref, str):
+            ref = (
+                {"type": "ref/resource", "uri": ref} if "://" in ref else {"type": "ref/prompt", "name": ref}
+            )
+        if isinstance(argument, tuple) and len(argument) == 2:
+            argument = {"name": argument[0], "value": argument[1]}
+        message = Complete(
+            namespace,
+            dict(ref) if isinstance(ref, Mapping) else ref,
+            dict(argument) if isinstance(argument, Mapping) else argument,
+            dict(context) if context is not None else None,
+            timeout,
+        )
+        return self._request(message, f"{namespace} completion")
+
+    def subscribe_resource(
+        self, namespace: str, uri: str, on_update: OnUpdate, timeout: float = _REQUEST_TIMEOUT
+    ) -> ResourceSubscription:
+        """Call ``on_update(uri)`` (on a host thread) whenever the resource changes, until the
+        returned handle's ``cancel()``. Starts the server and keeps it up meanwhile."""
+        subscription: ResourceSubscription = self._ask(SubscribeResource(namespace, uri, on_update), timeout)
+        return subscription
+
+    def _request(self, message: ServerRequest, name: str) -> ToolResult:
+        if self._closed:
+            return ToolResult.fail(ErrorType.CANCELLED, "the runtime is shut down")
         try:
             self._send(message)
         except Exception as exc:  # the registry could not route it (an actor failed to start)
             logger.exception("runtime: could not send %s", name)
             return ToolResult.fail(ErrorType.EXECUTION, f"{name} could not be sent: {exc}")
-        limit = self._wait_limit(namespace, timeout)
+        limit = self._wait_limit(message.namespace, message.timeout)
         try:
             result: ToolResult = message.reply.result(timeout=min(limit + _CALL_SLACK, threading.TIMEOUT_MAX))
         except concurrent.futures.TimeoutError:
@@ -223,7 +328,7 @@ class Runtime:
             limit = _REQUEST_TIMEOUT
         return limit + (config.connect_timeout if config is not None else 0.0)
 
-    def _send(self, call: CallTool) -> None:
+    def _send(self, call: ServerRequest) -> None:
         route = self._routes.get(call.namespace)
         if route is None:
             asked = Route(call.namespace)
@@ -248,6 +353,23 @@ class Runtime:
         """The tools of every namespace (or one), sorted; starts only servers never seen before."""
         tools: list[ToolSpec] = self._ask(ListTools(namespace), timeout)
         return tools
+
+    def list_resources(self, namespace: str | None = None, timeout: float = 60.0) -> list[ResourceSpec]:
+        """The resources of every namespace (or one); starts only servers never seen before."""
+        resources: list[ResourceSpec] = self._ask(ListResources(namespace), timeout)
+        return resources
+
+    def list_resource_templates(
+        self, namespace: str | None = None, timeout: float = 60.0
+    ) -> list[ResourceTemplateSpec]:
+        """The resource templates of every namespace (or one); starts only servers never seen."""
+        templates: list[ResourceTemplateSpec] = self._ask(ListResourceTemplates(namespace), timeout)
+        return templates
+
+    def list_prompts(self, namespace: str | None = None, timeout: float = 60.0) -> list[PromptSpec]:
+        """The prompts (``namespace/prompt``) of every namespace (or one), sorted by name."""
+        prompts: list[PromptSpec] = self._ask(ListPrompts(namespace), timeout)
+        return prompts
 
     def status(self, namespace: str | None = None, timeout: float = _REQUEST_TIMEOUT) -> list[ServerStatus]:
         """A `ServerStatus` per server (or for one), sorted by namespace."""
@@ -328,6 +450,7 @@ class Runtime:
                 ref.stop(block=True, timeout=5.0)
         self._timers.stop()
         self._loop.stop()
+        self._host.stop()
         with _live_lock:
             _live.discard(self)
             if not _live:

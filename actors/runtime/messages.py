@@ -10,27 +10,45 @@ from __future__ import annotations
 
 import concurrent.futures
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from actors.mcp.adapter import TransportSource
+from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
 from actors.mcp.transport import RemoteTool, ServerInfo
 from actors.tools import ToolError, ToolResult, ToolSpec, check_json
 
 __all__ = [
     "CallTool",
+    "Complete",
+    "GetPrompt",
     "GetStatus",
+    "ListPrompts",
+    "ListResourceTemplates",
+    "ListResources",
     "ListTools",
+    "OnProgress",
+    "OnUpdate",
+    "ReadResource",
     "RegisterServer",
+    "ResourceSubscription",
     "ServerStatus",
     "ShutdownAll",
     "StartServer",
     "StopServer",
+    "SubscribeResource",
     "UnregisterServer",
+    "UnsubscribeResource",
     "refuse",
 ]
+
+OnProgress = Callable[[float, float | None, str | None], None]
+"""``progress(progress, total, message)``: called in order, on a host thread (never the loop's)."""
+
+OnUpdate = Callable[[str], None]
+"""``on_update(uri)``: a subscribed resource changed; called on a host thread."""
 
 
 def _slot() -> concurrent.futures.Future[Any]:
@@ -55,7 +73,14 @@ class CallTool:
     arguments: dict[str, Any] = field(default_factory=dict)
     timeout: float | None = None
     """Seconds; the server's ``callTimeout`` when None."""
+    progress: OnProgress | None = field(default=None, repr=False)
+    """Asks the server for progress notifications and hands each to this callable."""
     reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
+
+    @property
+    def target(self) -> str:
+        """What the call is for, in messages: the tool name."""
+        return str(self.tool)
 
     def problem(self, max_argument_bytes: int | None = None) -> str | None:
         """What makes this call unfit to send anywhere, or None.
@@ -65,11 +90,9 @@ class CallTool:
         """
         if not isinstance(self.namespace, str) or not isinstance(self.tool, str):
             return f"the tool name {self.namespace!r}/{self.tool!r} is not text"
-        if not isinstance(self.arguments, Mapping):
-            return f"arguments must be an object, got {type(self.arguments).__name__}"
-        if self.timeout is not None and not _is_seconds(self.timeout):
-            return f"timeout must be a positive number of seconds, got {self.timeout!r}"
-        return check_json(self.arguments, "arguments", max_bytes=max_argument_bytes)
+        if self.progress is not None and not callable(self.progress):
+            return "progress must be callable"
+        return _common_problem(self.arguments, self.timeout, max_argument_bytes)
 
     @classmethod
     def named(
@@ -78,6 +101,175 @@ class CallTool:
         """A call of ``"namespace/tool"``."""
         namespace, _, tool = name.partition("/")
         return cls(namespace=namespace, tool=tool, arguments=dict(arguments or {}), timeout=timeout)
+
+
+def _common_problem(arguments: object, timeout: object, max_argument_bytes: int | None) -> str | None:
+    if not isinstance(arguments, Mapping):
+        return f"arguments must be an object, got {type(arguments).__name__}"
+    if timeout is not None and not _is_seconds(timeout):
+        return f"timeout must be a positive number of seconds, got {timeout!r}"
+    return check_json(arguments, "arguments", max_bytes=max_argument_bytes)
+
+
+@dataclass(frozen=True, eq=False)
+class ReadResource:
+    """Read ``uri`` from server ``namespace``; the reply is a `ToolResult` whose output is
+    ``{"contents": [{"uri", "mimeType", "text" | "blob"}]}`` (failures included)."""
+
+    namespace: str
+    uri: str
+    timeout: float | None = None
+    reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
+
+    @property
+    def target(self) -> str:
+        return str(self.uri)
+
+    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+        if not isinstance(self.uri, str) or not self.uri:
+            return f"the resource uri {self.uri!r} is not text"
+        return _common_problem({}, self.timeout, None)
+
+
+@dataclass(frozen=True, eq=False)
+class GetPrompt:
+    """Get prompt ``prompt`` of server ``namespace`` filled with ``arguments`` (text values);
+    the reply is a `ToolResult` whose output is ``{"messages": [...], "description": ...}``."""
+
+    namespace: str
+    prompt: str
+    arguments: dict[str, str] = field(default_factory=dict)
+    timeout: float | None = None
+    reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
+
+    @property
+    def target(self) -> str:
+        return str(self.prompt)
+
+    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+        if not isinstance(self.prompt, str) or not self.prompt:
+            return f"the prompt name {self.prompt!r} is not text"
+        if isinstance(self.arguments, Mapping):
+            wrong = sorted(str(k) for k, v in self.arguments.items() if not isinstance(v, str))
+            if wrong:
+                return f"prompt arguments must be text: {', '.join(wrong)}"
+        return _common_problem(self.arguments, self.timeout, max_argument_bytes)
+
+
+@dataclass(frozen=True, eq=False)
+class Complete:
+    """Ask server ``namespace`` to complete an argument of a prompt or resource template.
+
+    ``ref``: ``{"type": "ref/prompt", "name": ...}`` or ``{"type": "ref/resource", "uri": ...}``;
+    ``argument``: ``{"name": ..., "value": ...}``; ``context``: other arguments already given.
+    The reply is a `ToolResult` whose output is ``{"values": [...], "total": ..., "hasMore": ...}``.
+    """
+
+    namespace: str
+    ref: dict[str, Any]
+    argument: dict[str, str]
+    context: dict[str, str] | None = None
+    timeout: float | None = None
+    reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
+
+    @property
+    def target(self) -> str:
+        return "completion"
+
+    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+        ref = self.ref
+        if not isinstance(ref, Mapping) or ref.get("type") not in ("ref/prompt", "ref/resource"):
+            return 'ref must be {"type": "ref/prompt", "name": ...} or {"type": "ref/resource", "uri": ...}'
+        key = "name" if ref["type"] == "ref/prompt" else "uri"
+        if not isinstance(ref.get(key), str):
+            return f"ref needs a {key!r}"
+        argument = self.argument
+        if not isinstance(argument, Mapping) or not all(
+            isinstance(argument.get(k), str) for k in ("name", "value")
+        ):
+            return 'argument must be {"name": ..., "value": ...} (text)'
+        if self.context is not None and not (
+            isinstance(self.context, Mapping) and all(isinstance(v, str) for v in self.context.values())
+        ):
+            return "context must map argument names to text"
+        return _common_problem({}, self.timeout, None)
+
+
+ServerRequest = CallTool | ReadResource | GetPrompt | Complete
+"""The requests a server actor sends to its server, each answered with a `ToolResult`."""
+
+SERVER_REQUESTS = (CallTool, ReadResource, GetPrompt, Complete)
+
+
+@dataclass(frozen=True, eq=False)
+class ListResources:
+    """The resources of every namespace (or of one); the reply is a list of `ResourceSpec`.
+
+    Answered from what the registry knows; only a server never seen before is started."""
+
+    namespace: str | None = None
+    reply: concurrent.futures.Future[list[ResourceSpec]] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class ListResourceTemplates:
+    """The resource templates of every namespace (or of one); the reply is a list of
+    `ResourceTemplateSpec`."""
+
+    namespace: str | None = None
+    reply: concurrent.futures.Future[list[ResourceTemplateSpec]] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class ListPrompts:
+    """The prompts of every namespace (or of one); the reply is a list of `PromptSpec`."""
+
+    namespace: str | None = None
+    reply: concurrent.futures.Future[list[PromptSpec]] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class SubscribeResource:
+    """Follow updates of ``uri`` on server ``namespace``: ``on_update(uri)`` on each one.
+
+    The reply is a `ResourceSubscription` (its ``cancel()`` ends it). The server is started if
+    need be and kept running (not stopped when idle) while it has subscribers; after a restart
+    the subscription is renewed.
+    """
+
+    namespace: str
+    uri: str
+    on_update: OnUpdate = field(repr=False)
+    reply: concurrent.futures.Future[ResourceSubscription] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class UnsubscribeResource:
+    """End subscription ``subscription`` of server ``namespace``; the reply is True if it existed."""
+
+    namespace: str
+    subscription: int
+    reply: concurrent.futures.Future[bool] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class ResourceSubscription:
+    """A live subscription to one resource; `cancel` ends it."""
+
+    namespace: str
+    uri: str
+    id: int
+    server: Any = field(repr=False)
+    """The server actor's `pykka.ActorRef`."""
+
+    def cancel(self, timeout: float = 10.0) -> bool:
+        """End the subscription; True if it was live. Waits at most ``timeout`` seconds."""
+        message = UnsubscribeResource(self.namespace, self.id)
+        try:
+            self.server.tell(message)
+            return bool(message.reply.result(timeout=timeout))
+        except Exception:  # the server actor is gone (unregistered, shut down): nothing to end
+            return False
 
 
 @dataclass(frozen=True, eq=False)
@@ -220,11 +412,12 @@ class Retire:
 
 @dataclass(frozen=True)
 class Started:
-    """Completion: the connection ``connection`` is up, its tools listed."""
+    """Completion: the connection ``connection`` is up, its tools and its catalog listed."""
 
     connection: int
     info: ServerInfo
     tools: tuple[RemoteTool, ...]
+    catalog: Catalog = field(default_factory=Catalog)
 
 
 @dataclass(frozen=True)
@@ -267,6 +460,37 @@ class ToolsChanged:
 
 
 @dataclass(frozen=True)
+class CatalogChanged:
+    """Pushed by the transport: the server's resource, template or prompt list changed."""
+
+    connection: int
+
+
+@dataclass(frozen=True)
+class ResourceUpdated:
+    """Pushed by the transport: a subscribed resource changed."""
+
+    connection: int
+    uri: str
+
+
+@dataclass(frozen=True)
+class CatalogRelisted:
+    connection: int
+    catalog: Catalog | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Subscribed:
+    """Completion: subscribing to ``uri`` on connection ``connection`` succeeded or failed."""
+
+    connection: int
+    uri: str
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class ToolsRelisted:
     connection: int
     tools: tuple[RemoteTool, ...] | None
@@ -292,9 +516,9 @@ class ProbeDone:
 
 @dataclass(frozen=True)
 class CallExpired:
-    """A call queued while the server starts ran out of time."""
+    """A request queued while the server starts ran out of time."""
 
-    call: CallTool
+    call: ServerRequest
 
 
 @dataclass(frozen=True)
@@ -308,6 +532,14 @@ class ToolsUpdated:
 
     namespace: str
     tools: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class CatalogUpdated:
+    """Server to registry: the server's resources, templates and prompts are now these."""
+
+    namespace: str
+    catalog: Catalog
 
 
 # ---- internal: to the supervisor -------------------------------------------------------
@@ -369,7 +601,7 @@ def refuse(message: object, error_type: str, why: str) -> None:
     if not isinstance(reply, concurrent.futures.Future) or reply.done():
         return
     try:
-        if isinstance(message, CallTool):
+        if isinstance(message, SERVER_REQUESTS):
             reply.set_result(ToolResult.fail(error_type, why))
         else:
             reply.set_exception(

@@ -12,20 +12,31 @@ import pykka
 
 from actors.loop import EventLoop
 from actors.mcp.adapter import MCPToolAdapter, TransportSource
+from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
 from actors.runtime.answering import AnsweringActor
+from actors.runtime.host import HostCalls
 from actors.runtime.messages import (
     CallTool,
+    CatalogUpdated,
+    Complete,
     DescribeTools,
+    GetPrompt,
     GetStatus,
+    ListPrompts,
+    ListResources,
+    ListResourceTemplates,
     ListTools,
+    ReadResource,
     RegisterServer,
     Retire,
+    ServerRequest,
     ServerStatus,
     Shutdown,
     ShutdownAll,
     StartServer,
     StopServer,
+    SubscribeResource,
     Supervise,
     ToolsUpdated,
     UnregisterServer,
@@ -71,8 +82,9 @@ class Route:
 
 @dataclass(frozen=True, eq=False)
 class _ListReady:
-    namespace: str | None
-    reply: concurrent.futures.Future[Any]
+    """Every server asked has described itself: answer ``request`` from what is known."""
+
+    request: ListTools | ListResources | ListResourceTemplates | ListPrompts
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,15 +125,18 @@ class RegistryActor(AnsweringActor):
         tools: ToolRegistry,
         builtin: pykka.ActorRef[Any] | None = None,
         transports: TransportFactory | None = None,
+        host: HostCalls | None = None,
     ) -> None:
         super().__init__()
         self.transports = transports
+        self.host = host
         self.loop = loop
         self.timers = timers
         self.supervisor = supervisor
         self.tools = tools
         self.builtin = builtin
         self.entries: dict[str, _Entry] = {}
+        self.catalogs: dict[str, Catalog] = {}
 
     def on_receive(self, message: Any) -> Any:
         try:
@@ -134,10 +149,10 @@ class RegistryActor(AnsweringActor):
 
     def _handle(self, message: Any) -> Any:
         match message:
-            case CallTool():
+            case CallTool() | ReadResource() | GetPrompt() | Complete() | SubscribeResource():
                 self._route(message)
-            case ListTools():
-                self._list_tools(message)
+            case ListTools() | ListResources() | ListResourceTemplates() | ListPrompts():
+                self._list(message)
             case GetStatus():
                 self._status(message)
             case StartServer(namespace=ns) | StopServer(namespace=ns):
@@ -150,8 +165,10 @@ class RegistryActor(AnsweringActor):
                 self._shutdown_all(reply)
             case ToolsUpdated(namespace=ns, tools=specs):
                 self._tools_updated(ns, specs)
-            case _ListReady(namespace=ns, reply=reply):
-                settle(reply, self.tools.list(namespace=ns))
+            case CatalogUpdated(namespace=ns, catalog=catalog) if ns in self.entries:
+                self.catalogs[ns] = catalog
+            case _ListReady(request=request):
+                self._answer_list(request)
             case _Removed(namespace=ns, reply=reply):
                 self._remove(ns, reply)
             case Route(namespace=ns, reply=reply):
@@ -166,28 +183,23 @@ class RegistryActor(AnsweringActor):
 
     # ---- routing ------------------------------------------------------------------------
 
-    def _route(self, call: CallTool) -> None:
-        if not isinstance(call.namespace, str):
-            settle(
-                call.reply,
-                ToolResult.fail(ErrorType.VALIDATION, f"the namespace {call.namespace!r} is not text"),
-            )
+    def _route(self, request: ServerRequest | SubscribeResource) -> None:
+        ns = request.namespace
+        if not isinstance(ns, str):
+            refuse(request, ErrorType.VALIDATION, f"the namespace {ns!r} is not text")
             return
-        if call.namespace == BUILTIN_NAMESPACE and self.builtin is not None:
-            self.builtin.tell(call)
+        if ns == BUILTIN_NAMESPACE and self.builtin is not None:
+            if isinstance(request, CallTool):
+                self.builtin.tell(request)
+            else:
+                refuse(request, ErrorType.NOT_FOUND, "the built-in tools offer no resources or prompts")
             return
-        entry = self.entries.get(call.namespace)
+        entry = self.entries.get(ns)
         if entry is None:
             known = ", ".join(sorted(self._namespaces())) or "none"
-            settle(
-                call.reply,
-                ToolResult.fail(
-                    ErrorType.NOT_FOUND,
-                    f"no server for namespace {call.namespace!r} (known: {known})",
-                ),
-            )
+            refuse(request, ErrorType.NOT_FOUND, f"no server for namespace {ns!r} (known: {known})")
             return
-        self._server(call.namespace, entry).tell(call)
+        self._server(ns, entry).tell(request)
 
     def _route_of(self, ns: str) -> pykka.ActorRef[Any] | None:
         if ns == BUILTIN_NAMESPACE and self.builtin is not None:
@@ -216,6 +228,7 @@ class RegistryActor(AnsweringActor):
                 timers=self.timers,
                 supervisor=self.supervisor,
                 registry=self.actor_ref,
+                host=self.host,
             )
             self.supervisor.tell(Supervise(ns, entry.server, entry.config))
         return entry.server
@@ -252,7 +265,7 @@ class RegistryActor(AnsweringActor):
 
         return call
 
-    def _list_tools(self, request: ListTools) -> None:
+    def _list(self, request: ListTools | ListResources | ListResourceTemplates | ListPrompts) -> None:
         wanted = [request.namespace] if request.namespace else list(self.entries)
         unseen = [ns for ns in wanted if ns in self.entries and not self.entries[ns].seen]
         describes = []
@@ -261,8 +274,21 @@ class RegistryActor(AnsweringActor):
             self._server(ns, self.entries[ns]).tell(describe)
             describes.append(describe.reply)
         ref = self.actor_ref
-        # Each server told us its tools before answering: once all answered, they are in our mailbox.
-        gather(describes, lambda _: tell(ref, _ListReady(request.namespace, request.reply)))
+        # Each server told us what it offers before answering: once all answered, it is in our mailbox.
+        gather(describes, lambda _: tell(ref, _ListReady(request)))
+
+    def _answer_list(self, request: ListTools | ListResources | ListResourceTemplates | ListPrompts) -> None:
+        ns = request.namespace
+        catalogs = [c for name, c in sorted(self.catalogs.items()) if ns is None or name == ns]
+        match request:
+            case ListTools(reply=reply):
+                settle(reply, self.tools.list(namespace=ns))
+            case ListResources(reply=reply):
+                settle(reply, [r for c in catalogs for r in c.resources])
+            case ListResourceTemplates(reply=reply):
+                settle(reply, [t for c in catalogs for t in c.templates])
+            case ListPrompts(reply=reply):
+                settle(reply, sorted((p for c in catalogs for p in c.prompts), key=lambda p: p.name))
 
     # ---- status -------------------------------------------------------------------------
 
@@ -323,6 +349,7 @@ class RegistryActor(AnsweringActor):
             self.supervisor.tell(Unsupervise(ns))
             entry.server.stop(block=False)
         self.tools.replace_namespace(ns, [])
+        self.catalogs.pop(ns, None)
         settle(reply, entry is not None)
 
     def _shutdown_all(self, reply: concurrent.futures.Future[Any]) -> None:

@@ -15,27 +15,38 @@ from typing import Any
 import pykka
 
 from actors.mcp.adapter import MCPToolAdapter
+from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
 from actors.mcp.transport import RemoteTool, ServerInfo, StartRefused
 from actors.runtime.answering import AnsweringActor
+from actors.runtime.host import HostCalls
 from actors.runtime.messages import (
     ArmIdle,
     CallDone,
     CallExpired,
     CallTool,
     CannotStart,
+    CatalogChanged,
+    CatalogRelisted,
+    CatalogUpdated,
     Closed,
+    Complete,
     ConnectionLost,
     DescribeTools,
+    GetPrompt,
     GetStatus,
     GiveUp,
     HealthCheck,
     IdleCheck,
     ProbeDone,
+    ReadResource,
     ResetRestarts,
+    ResourceSubscription,
+    ResourceUpdated,
     Restart,
     Retire,
     ServerCrashed,
+    ServerRequest,
     ServerStatus,
     ServerStopped,
     ServerUp,
@@ -45,9 +56,12 @@ from actors.runtime.messages import (
     StartServer,
     StayDown,
     StopServer,
+    Subscribed,
+    SubscribeResource,
     ToolsChanged,
     ToolsRelisted,
     ToolsUpdated,
+    UnsubscribeResource,
     refuse,
 )
 from actors.runtime.reply import failure, pipe, settle, settle_exception, tell
@@ -64,7 +78,20 @@ _MIN_PROBE_TIMEOUT = 2.0
 # How many of a server's tool names a "not found" answer lists.
 _LISTED_NAMES = 20
 
+# MCP log levels (RFC 5424) as Python logging levels.
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO + 5,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL + 5,
+    "emergency": logging.CRITICAL + 10,
+}
+
 _call_ids = itertools.count(1)
+_subscription_ids = itertools.count(1)
 
 
 class _Link(Enum):
@@ -94,26 +121,68 @@ class _Relist(Enum):
 
 @dataclass
 class _Waiting:
-    """A call queued until the server is running."""
+    """A request queued until the server is running."""
 
-    call: CallTool
+    call: ServerRequest
     queued_at: float
     deadline: float
     timer_key: tuple[str, str, int]
 
 
+@dataclass(frozen=True)
+class _Subscriber:
+    uri: str
+    on_update: Any
+
+
+def _emit_log(namespace: str, level: str, source: str | None, data: Any) -> None:
+    """Log a server's log message on ``actors.server.<namespace>`` (on a host thread)."""
+    text = data if isinstance(data, str) else repr(data)
+    logging.getLogger(f"actors.server.{namespace}").log(
+        _LOG_LEVELS.get(level, logging.INFO),
+        "%s%s",
+        f"[{source}] " if source else "",
+        text,
+        extra={
+            "mcp_event": "server_log",
+            "namespace": namespace,
+            "level": level,
+            "source": source,
+            "data": data,
+        },
+    )
+
+
 class _Events:
     """The transport's news, turned into messages to the server actor (on the loop thread)."""
 
-    def __init__(self, ref: pykka.ActorRef[Any], connection: int) -> None:
+    def __init__(
+        self, ref: pykka.ActorRef[Any], connection: int, namespace: str, host: HostCalls | None
+    ) -> None:
         self._ref = ref
         self._connection = connection
+        self._namespace = namespace
+        self._host = host
 
     def on_closed(self, reason: str) -> None:
         tell(self._ref, ConnectionLost(self._connection, reason))
 
     def on_tools_changed(self) -> None:
         tell(self._ref, ToolsChanged(self._connection))
+
+    def on_resources_changed(self) -> None:
+        tell(self._ref, CatalogChanged(self._connection))
+
+    def on_prompts_changed(self) -> None:
+        tell(self._ref, CatalogChanged(self._connection))
+
+    def on_resource_updated(self, uri: str) -> None:
+        tell(self._ref, ResourceUpdated(self._connection, uri))
+
+    def on_log(self, level: str, logger: str | None, data: Any) -> None:
+        # Logging runs the host's handlers: never on the loop.
+        if self._host is not None:
+            self._host.notify(_emit_log, self._namespace, level, logger, data)
 
 
 class ServerActor(AnsweringActor):
@@ -134,8 +203,10 @@ class ServerActor(AnsweringActor):
         timers: TimerService,
         supervisor: pykka.ActorRef[Any] | None = None,
         registry: pykka.ActorRef[Any] | None = None,
+        host: HostCalls | None = None,
     ) -> None:
         super().__init__()
+        self.host = host
         self.config = config
         self.adapter = adapter
         self.timers = timers
@@ -145,6 +216,7 @@ class ServerActor(AnsweringActor):
         self.link = _Link.DOWN
         self.then = _Then.NOTHING
         self.relist = _Relist.IDLE
+        self.relist_catalog = _Relist.IDLE
         self.retired: str | None = None
         """Why this server takes no more work (it is being unregistered), once it is."""
         self.connection = 0
@@ -153,8 +225,10 @@ class ServerActor(AnsweringActor):
         self.probe_timeouts = 0
         self.info: ServerInfo | None = None
         self.tools: dict[str, ToolSpec] | None = None
+        self.catalog = Catalog()
+        self.subscribers: dict[int, _Subscriber] = {}
         self.waiting: dict[int, _Waiting] = {}
-        self.in_flight: dict[int, CallTool] = {}
+        self.in_flight: dict[int, ServerRequest] = {}
         self.describe_waiters: list[concurrent.futures.Future[list[ToolSpec]]] = []
         self.start_waiters: list[concurrent.futures.Future[ServerStatus]] = []
         self.stop_waiters: list[concurrent.futures.Future[ServerStatus]] = []
@@ -203,11 +277,10 @@ class ServerActor(AnsweringActor):
         return None
 
     def _handle(self, message: Any) -> None:
+        """Requests from outside (the registry, the supervisor, callers) and timer ticks."""
         match message:
-            case CallTool():
+            case CallTool() | ReadResource() | GetPrompt() | Complete():
                 self._on_call(message)
-            case CallDone():
-                self._on_call_done(message)
             case GetStatus(reply=reply):
                 settle(reply, [self.status()])
             case DescribeTools(reply=reply):
@@ -218,26 +291,14 @@ class ServerActor(AnsweringActor):
                 self._on_stop_request(reply)
             case Retire(reason=reason, reply=reply):
                 self._on_retire(reason, reply)
-            case Started(connection=c, info=info, tools=tools) if c == self.connection:
-                self._on_started(info, tools)
-            case StartFailed(connection=c, error=error) if c == self.connection:
-                self._on_start_failed(error, retry=True)
-            case CannotStart(connection=c, error=error) if c == self.connection:
-                self._on_start_failed(error, retry=False)
-            case Closed(connection=c) if c == self.connection:
-                self._on_closed()
-            case ConnectionLost(connection=c, reason=reason) if c == self.connection:
-                self._on_connection_lost(reason)
-            case ToolsChanged(connection=c) if c == self.connection and self.state == ServerState.RUNNING:
-                self._relist()
-            case ToolsRelisted(connection=c, tools=tools, error=error) if c == self.connection:
-                self._on_relisted(tools, error)
+            case SubscribeResource():
+                self._on_subscribe(message)
+            case UnsubscribeResource(subscription=sid, reply=reply):
+                self._on_unsubscribe(sid, reply)
             case IdleCheck():
                 self._on_idle_check()
             case HealthCheck():
                 self._on_health_check()
-            case ProbeDone(connection=c, error=error, error_type=error_type) if c == self.connection:
-                self._on_probe_done(error, error_type)
             case Restart():
                 self._on_restart()
             case GiveUp(reason=reason):
@@ -247,33 +308,84 @@ class ServerActor(AnsweringActor):
             case CallExpired(call=call):
                 self._on_call_expired(call)
             case _:
+                self._handle_news(message)
+
+    def _handle_news(self, message: Any) -> None:
+        """Completions piped back from the loop and the transport's pushed news; news of an
+        earlier connection is stale and dropped."""
+        match message:
+            case CallDone():
+                self._on_call_done(message)
+            case Started(connection=c, info=info, tools=tools, catalog=catalog) if c == self.connection:
+                self._on_started(info, tools, catalog)
+            case StartFailed(connection=c, error=error) if c == self.connection:
+                self._on_start_failed(error, retry=True)
+            case CannotStart(connection=c, error=error) if c == self.connection:
+                self._on_start_failed(error, retry=False)
+            case Closed(connection=c) if c == self.connection:
+                self._on_closed()
+            case ConnectionLost(connection=c, reason=reason) if c == self.connection:
+                self._on_connection_lost(reason)
+            case ProbeDone(connection=c, error=error, error_type=error_type) if c == self.connection:
+                self._on_probe_done(error, error_type)
+            case ToolsChanged(connection=c) if c == self.connection and self.state == ServerState.RUNNING:
+                self._relist()
+            case ToolsRelisted(connection=c, tools=tools, error=error) if c == self.connection:
+                self._on_relisted(tools, error)
+            case CatalogChanged(connection=c) if c == self.connection and self.state == ServerState.RUNNING:
+                self._relist_catalog()
+            case CatalogRelisted(connection=c, catalog=catalog, error=error) if c == self.connection:
+                self._on_catalog_relisted(catalog, error)
+            case ResourceUpdated(connection=c, uri=uri) if c == self.connection:
+                self._on_resource_updated(uri)
+            case Subscribed(connection=c, uri=uri, error=error) if c == self.connection and error is not None:
+                logger.warning("%s: could not subscribe to %s: %s", self.namespace, uri, error)
+            case _:
                 logger.debug("%s: ignored %r", self.namespace, message)
 
-    # ---- calls --------------------------------------------------------------------------
+    # ---- requests (tool calls, reads, prompts, completions) ------------------------------
 
-    def _refused(self, call: CallTool) -> ToolResult | None:
-        """Why ``call`` cannot go to the server (its shape, or the known tool list), or None."""
+    def _refused(self, call: ServerRequest) -> ToolResult | None:
+        """Why ``call`` cannot go to the server (its shape, or what the server is known to
+        offer), or None."""
         if (problem := call.problem(self.config.max_argument_bytes)) is not None:
             return ToolResult.fail(ErrorType.VALIDATION, problem)
-        if self.tools is None:
-            return None
-        spec = self.tools.get(call.tool)
-        if spec is None:
-            return ToolResult.fail(ErrorType.NOT_FOUND, self._unknown_tool(call.tool))
-        if (problem := validate_inputs(spec, call.arguments)) is not None:
-            return ToolResult.fail(ErrorType.VALIDATION, problem)
+        match call:
+            case CallTool() if self.tools is not None:
+                spec = self.tools.get(call.tool)
+                if spec is None:
+                    return ToolResult.fail(ErrorType.NOT_FOUND, self._unknown("tool", call.tool, self.tools))
+                if spec.metadata.get("taskSupport") == "required":
+                    return ToolResult.fail(
+                        ErrorType.VALIDATION,
+                        f"tool {call.tool!r} of {self.namespace!r} can only run as a task "
+                        '(execution.taskSupport "required"), which mcp-actors does not support',
+                    )
+                if (problem := validate_inputs(spec, call.arguments)) is not None:
+                    return ToolResult.fail(ErrorType.VALIDATION, problem)
+            case GetPrompt() if self.tools is not None:
+                prompts = {p.prompt_name: p for p in self.catalog.prompts}
+                prompt = prompts.get(call.prompt)
+                if prompt is None:
+                    return ToolResult.fail(ErrorType.NOT_FOUND, self._unknown("prompt", call.prompt, prompts))
+                missing = [name for name in prompt.required if name not in call.arguments]
+                if missing:
+                    return ToolResult.fail(
+                        ErrorType.VALIDATION,
+                        f"prompt {call.prompt!r} needs the argument{'s' if len(missing) > 1 else ''} "
+                        + ", ".join(repr(m) for m in missing),
+                    )
         return None
 
-    def _unknown_tool(self, tool: str) -> str:
-        names = sorted(self.tools or ())
-        near = difflib.get_close_matches(tool, names, n=1)
+    def _unknown(self, kind: str, name: str, known: Any) -> str:
+        names = sorted(known)
+        near = difflib.get_close_matches(name, names, n=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""
         listed = ", ".join(names[:_LISTED_NAMES]) + (", ..." if len(names) > _LISTED_NAMES else "")
-        return (
-            f"tool {tool!r} is not offered by server {self.namespace!r}{hint} (its tools: {listed or 'none'})"
-        )
+        offered = listed or "none"
+        return f"{kind} {name!r} is not offered by server {self.namespace!r}{hint} (its {kind}s: {offered})"
 
-    def _on_call(self, call: CallTool) -> None:
+    def _on_call(self, call: ServerRequest) -> None:
         if self.retired is not None:
             self._answer(call, ToolResult.fail(ErrorType.CANCELLED, self.retired))
             return
@@ -308,10 +420,35 @@ class ServerActor(AnsweringActor):
                 self._queue(call)
                 self._begin_start()
 
-    def _timeout(self, call: CallTool) -> float:
+    def _timeout(self, call: ServerRequest) -> float:
         return call.timeout if call.timeout is not None else self.config.call_timeout
 
-    def _dispatch(self, call: CallTool, timeout: float, waited: float = 0.0) -> None:
+    def _send(self, call: ServerRequest, timeout: float) -> concurrent.futures.Future[ToolResult]:
+        match call:
+            case CallTool():
+                progress = self._progress(call) if call.progress is not None else None
+                return self.adapter.invoke_future(
+                    call.tool, call.arguments, timeout, validated=True, progress=progress
+                )
+            case ReadResource():
+                return self.adapter.read_future(call.uri, timeout)
+            case GetPrompt():
+                return self.adapter.prompt_future(call.prompt, dict(call.arguments), timeout)
+            case Complete():
+                context = dict(call.context) if call.context is not None else None
+                return self.adapter.complete_future(dict(call.ref), dict(call.argument), context, timeout)
+
+    def _progress(self, call: CallTool) -> Any:
+        host, report = self.host, call.progress
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            # On the loop: hand the news to the host's thread, in order, and return.
+            if host is not None and report is not None:
+                host.notify(report, done, total, message)
+
+        return progress
+
+    def _dispatch(self, call: ServerRequest, timeout: float, waited: float = 0.0) -> None:
         """Send ``call`` with ``timeout`` seconds left of its own; ``waited`` went to a start."""
         call_id = next(_call_ids)
         self.in_flight[call_id] = call
@@ -328,7 +465,7 @@ class ServerActor(AnsweringActor):
             if result.error_type == ErrorType.TIMEOUT and waited > 0:
                 result = result.model_copy(
                     update={
-                        "error": f"timeout: {call.tool} got no answer within {duration_text(total)} "
+                        "error": f"timeout: {call.target} got no answer within {duration_text(total)} "
                         f"({duration_text(waited)} of it went to starting the server); "
                         "the server was told to cancel it"
                     }
@@ -337,12 +474,12 @@ class ServerActor(AnsweringActor):
             tell(ref, CallDone(call_id, result.error_type, result.duration_ms))
 
         try:
-            future = self.adapter.invoke_future(call.tool, call.arguments, timeout, validated=True)
+            future = self._send(call, timeout)
         except Exception as exc:
             del self.in_flight[call_id]
             self._answer(call, ToolResult.fail(ErrorType.CONNECTION, str(exc)))
             return
-        # A caller that cancels its reply cancels the call at the server.
+        # A caller that cancels its reply cancels the request at the server.
         call.reply.add_done_callback(lambda reply: future.cancel() if reply.cancelled() else None)
         future.add_done_callback(done)
 
@@ -356,25 +493,25 @@ class ServerActor(AnsweringActor):
             logger.debug(
                 "%s/%s: %s in %.1f ms",
                 self.namespace,
-                call.tool,
+                call.target,
                 done.error_type or "ok",
                 done.duration_ms,
                 extra={
                     "mcp_event": "call",
                     "namespace": self.namespace,
-                    "tool": call.tool,
+                    "tool": call.target,
                     "duration_ms": done.duration_ms,
                     "outcome": done.error_type or "ok",
                 },
             )
 
-    def _answer(self, call: CallTool, result: ToolResult) -> None:
+    def _answer(self, call: ServerRequest, result: ToolResult) -> None:
         self.calls += 1
         if not result.success:
             self.errors += 1
         settle(call.reply, result)
 
-    def _queue(self, call: CallTool) -> None:
+    def _queue(self, call: ServerRequest) -> None:
         call_id = next(_call_ids)
         timeout = self._timeout(call)
         key = ("call-deadline", self.namespace, call_id)
@@ -383,7 +520,7 @@ class ServerActor(AnsweringActor):
         ref = self.actor_ref
         self.timers.schedule(key, timeout, lambda: tell(ref, CallExpired(call)))
 
-    def _on_call_expired(self, call: CallTool) -> None:
+    def _on_call_expired(self, call: ServerRequest) -> None:
         for call_id, waiting in list(self.waiting.items()):
             if waiting.call is call:
                 del self.waiting[call_id]
@@ -420,6 +557,55 @@ class ServerActor(AnsweringActor):
             self.timers.cancel(entry.timer_key)
             self._answer(entry.call, ToolResult.fail(error_type, message))
 
+    # ---- subscriptions ------------------------------------------------------------------
+
+    def _on_subscribe(self, message: SubscribeResource) -> None:
+        if self.retired is not None:
+            settle_exception(message.reply, ToolError(self.namespace, ErrorType.CANCELLED, self.retired))
+            return
+        if not isinstance(message.uri, str) or not callable(message.on_update):
+            settle_exception(
+                message.reply,
+                ToolError(self.namespace, ErrorType.VALIDATION, "a subscription needs a uri and a callable"),
+            )
+            return
+        sid = next(_subscription_ids)
+        fresh = all(s.uri != message.uri for s in self.subscribers.values())
+        self.subscribers[sid] = _Subscriber(message.uri, message.on_update)
+        settle(message.reply, ResourceSubscription(self.namespace, message.uri, sid, self.actor_ref))
+        if self.state == ServerState.RUNNING:
+            if fresh:
+                self._subscribe(message.uri)
+        elif self.state in (ServerState.IDLE, ServerState.STOPPED) and self.config.lazy_start:
+            self._begin_start()
+
+    def _subscribe(self, uri: str, *, subscribe: bool = True) -> None:
+        connection = self.connection
+
+        def outcome(future: concurrent.futures.Future[ToolResult]) -> Subscribed:
+            if (exc := failure(future)) is not None:
+                return Subscribed(connection, uri, _reason(exc))
+            result = future.result()
+            return Subscribed(connection, uri, None if result.success else result.error)
+
+        pipe(self.adapter.subscribe_future(uri, subscribe=subscribe), self.actor_ref, outcome)
+
+    def _on_unsubscribe(self, sid: int, reply: concurrent.futures.Future[bool]) -> None:
+        gone = self.subscribers.pop(sid, None)
+        settle(reply, gone is not None)
+        if gone is None or any(s.uri == gone.uri for s in self.subscribers.values()):
+            return
+        if self.state == ServerState.RUNNING:
+            self._subscribe(gone.uri, subscribe=False)
+        if not self.subscribers:
+            self.last_activity = time.monotonic()
+            self._arm_idle(self.config.idle_timeout)
+
+    def _on_resource_updated(self, uri: str) -> None:
+        for subscriber in self.subscribers.values():
+            if subscriber.uri == uri and self.host is not None:
+                self.host.notify(subscriber.on_update, uri)
+
     # ---- starting -----------------------------------------------------------------------
 
     def _begin_start(self) -> None:
@@ -435,24 +621,24 @@ class ServerActor(AnsweringActor):
         connection = self.connection
         logger.info("%s: starting (%s)", self.namespace, self.config.transport)
 
-        def outcome(future: concurrent.futures.Future[tuple[ServerInfo, list[RemoteTool]]]) -> Any:
+        def outcome(future: concurrent.futures.Future[tuple[ServerInfo, list[RemoteTool], Catalog]]) -> Any:
             if (exc := failure(future)) is None:
-                info, tools = future.result()
-                return Started(connection, info, tuple(tools))
+                info, tools, catalog = future.result()
+                return Started(connection, info, tuple(tools), catalog)
             if isinstance(exc, StartRefused) or isinstance(exc.__cause__, StartRefused):
                 return CannotStart(connection, _reason(exc))
             return StartFailed(connection, _reason(exc))
 
-        self.start_future = self.adapter.start_future(
-            self.config.connect_timeout, _Events(self.actor_ref, connection)
-        )
+        events = _Events(self.actor_ref, connection, self.namespace, self.host)
+        self.start_future = self.adapter.start_future(self.config.connect_timeout, events)
         pipe(self.start_future, self.actor_ref, outcome)
 
-    def _on_started(self, info: ServerInfo, tools: tuple[RemoteTool, ...]) -> None:
+    def _on_started(self, info: ServerInfo, tools: tuple[RemoteTool, ...], catalog: Catalog) -> None:
         self.link = _Link.UP
         self.start_future = None
         self.info = info
         self._learn_tools(tools)
+        self._learn_catalog(catalog)
         if self.then == _Then.STOP:
             self.then = _Then.NOTHING
             self._close()
@@ -462,6 +648,8 @@ class ServerActor(AnsweringActor):
         logger.info("%s: running (pid %s, %d tools)", self.namespace, self.adapter.pid, len(tools))
         if self.supervisor is not None:
             tell(self.supervisor, ServerUp(self.namespace))
+        for uri in dict.fromkeys(s.uri for s in self.subscribers.values()):
+            self._subscribe(uri)  # a new session knows nothing of the old one's subscriptions
         self._flush_waiting()
         self._settle_describe()
         status = self.status()
@@ -511,6 +699,11 @@ class ServerActor(AnsweringActor):
         self.tools = {s.tool_name: s for s in specs}
         if self.registry is not None:
             tell(self.registry, ToolsUpdated(self.namespace, tuple(specs)))
+
+    def _learn_catalog(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        if self.registry is not None:
+            tell(self.registry, CatalogUpdated(self.namespace, catalog))
 
     def _on_describe(self, reply: concurrent.futures.Future[list[ToolSpec]]) -> None:
         if self.tools is not None or self.retired is not None:
@@ -664,7 +857,8 @@ class ServerActor(AnsweringActor):
     def _on_idle_check(self) -> None:
         if self.state != ServerState.RUNNING or self.config.idle_timeout <= 0:
             return
-        if self.in_flight or self.waiting:
+        if self.in_flight or self.waiting or self.subscribers:
+            # Busy, or someone follows its resources: a stop would cut them off.
             self._arm_idle(self.config.idle_timeout)
             return
         idle_for = time.monotonic() - self.last_activity
@@ -730,6 +924,33 @@ class ServerActor(AnsweringActor):
             return ToolsRelisted(connection, tuple(future.result()))
 
         pipe(self.adapter.discover_future(), self.actor_ref, outcome)
+
+    def _relist_catalog(self) -> None:
+        # Resources, templates and prompts are listed again together, coalesced like tools.
+        if self.relist_catalog != _Relist.IDLE:
+            self.relist_catalog = _Relist.OWED
+            return
+        self.relist_catalog = _Relist.RUNNING
+        connection = self.connection
+
+        def outcome(future: concurrent.futures.Future[Catalog]) -> CatalogRelisted:
+            if (exc := failure(future)) is not None:
+                return CatalogRelisted(connection, None, _reason(exc))
+            return CatalogRelisted(connection, future.result())
+
+        pipe(self.adapter.catalog_future(), self.actor_ref, outcome)
+
+    def _on_catalog_relisted(self, catalog: Catalog | None, error: str | None) -> None:
+        owed = self.relist_catalog == _Relist.OWED
+        self.relist_catalog = _Relist.IDLE
+        if catalog is None:
+            logger.warning(
+                "%s: could not list resources and prompts after a change: %s", self.namespace, error
+            )
+        else:
+            self._learn_catalog(catalog)
+        if owed and self.state == ServerState.RUNNING:
+            self._relist_catalog()
 
     def _on_relisted(self, tools: tuple[RemoteTool, ...] | None, error: str | None) -> None:
         owed = self.relist == _Relist.OWED

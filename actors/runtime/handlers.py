@@ -1,0 +1,81 @@
+"""`HostHandlers`: the host's answers to server requests (sampling, elicitation, roots).
+
+A host passes plain functions to `Runtime.start`; `client_handlers` turns them into the
+per-server coroutines a transport calls on the loop, each of which runs the host's function
+on a `HostCalls` thread within a timeout. What a server may ask is the config's to say:
+sampling only where ``"sampling": "allow"`` (it spends the host's model budget), elicitation
+where the server's ``elicitation`` key is unset or ``"ask"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from actors.mcp.config import ServerConfig
+from actors.mcp.transport import ClientHandlers, JSONObject
+from actors.runtime.host import HostCalls
+
+__all__ = ["HostHandlers", "Roots", "client_handlers"]
+
+Roots = Sequence[str | Mapping[str, Any]] | Callable[[str], Sequence[str | Mapping[str, Any]]]
+"""Root folders for ``roots/list``: URIs (``file:///...``) or ``{"uri", "name"}`` objects, or a
+function of the namespace that returns them."""
+
+_DEFAULT_TIMEOUT = 120.0
+_ROOTS_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class HostHandlers:
+    """What the host answers servers with; None declares no such capability."""
+
+    sampling: Callable[[str, JSONObject], JSONObject] | None = None
+    """``sampling(namespace, params)`` → a ``CreateMessageResult`` as JSON
+    (``{"role": "assistant", "content": {...}, "model": ..., "stopReason": ...}``)."""
+    elicitation: Callable[[str, JSONObject], JSONObject] | None = None
+    """``elicitation(namespace, params)`` → an ``ElicitResult`` as JSON (``{"action": "accept", "content": {...}}``)."""
+    roots: Roots | None = None
+    timeout: float = _DEFAULT_TIMEOUT
+    """How long a sampling or elicitation handler may take (a person may be asked)."""
+
+
+def _root(entry: str | Mapping[str, Any]) -> JSONObject:
+    if isinstance(entry, str):
+        return {"uri": entry}
+    root = {"uri": str(entry["uri"])}
+    if isinstance(entry.get("name"), str):
+        root["name"] = entry["name"]
+    return root
+
+
+def client_handlers(config: ServerConfig, handlers: HostHandlers, host: HostCalls) -> ClientHandlers:
+    """The coroutines a transport to ``config``'s server answers server requests with."""
+    namespace = config.name
+    sampling = elicitation = roots = None
+    if handlers.sampling is not None and config.sampling == "allow":
+        ask_model = handlers.sampling
+
+        async def sampling(params: JSONObject) -> JSONObject:
+            return await host.call(ask_model, namespace, params, timeout=handlers.timeout)
+
+    if handlers.elicitation is not None and config.elicitation in (None, "ask"):
+        ask_user = handlers.elicitation
+
+        async def elicitation(params: JSONObject) -> JSONObject:
+            return await host.call(ask_user, namespace, params, timeout=handlers.timeout)
+
+    if handlers.roots is not None:
+        given = handlers.roots
+
+        def listed() -> list[JSONObject]:
+            entries = given(namespace) if callable(given) else given
+            return [_root(entry) for entry in entries]
+
+        async def roots() -> list[JSONObject]:
+            if callable(given):
+                return await host.call(listed, timeout=_ROOTS_TIMEOUT)
+            return listed()
+
+    return ClientHandlers(sampling=sampling, elicitation=elicitation, roots=roots)
