@@ -110,7 +110,9 @@ class PromptSpec(BaseModel):
                 arguments.append(
                     PromptArgument(
                         name=raw["name"],
-                        description=raw.get("description") if isinstance(raw.get("description"), str) else None,
+                        description=str(raw["description"])
+                        if isinstance(raw.get("description"), str)
+                        else None,
                         required=raw.get("required") is True,
                     )
                 )

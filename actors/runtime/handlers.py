@@ -35,7 +35,8 @@ class HostHandlers:
     """``sampling(namespace, params)`` → a ``CreateMessageResult`` as JSON
     (``{"role": "assistant", "content": {...}, "model": ..., "stopReason": ...}``)."""
     elicitation: Callable[[str, JSONObject], JSONObject] | None = None
-    """``elicitation(namespace, params)`` → an ``ElicitResult`` as JSON (``{"action": "accept", "content": {...}}``)."""
+    """``elicitation(namespace, params)`` → an ``ElicitResult`` as JSON
+    (``{"action": "accept", "content": {...}}``)."""
     roots: Roots | None = None
     timeout: float = _DEFAULT_TIMEOUT
     """How long a sampling or elicitation handler may take (a person may be asked)."""
