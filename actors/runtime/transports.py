@@ -21,9 +21,7 @@ from actors.runtime.registry import TransportFactory
 __all__ = ["sdk_transports"]
 
 
-def sdk_transports(
-    servers: list[ServerConfig], handlers: HostHandlers, host: HostCalls
-) -> TransportFactory:
+def sdk_transports(servers: list[ServerConfig], handlers: HostHandlers, host: HostCalls) -> TransportFactory:
     """A factory of SDK transport sources, the SDK imported and the SSL context built now.
 
     ``servers`` are those known at start: an SSL context is built only if one of them is
