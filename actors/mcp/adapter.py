@@ -633,7 +633,10 @@ class MCPToolAdapter:
         )
 
     def _sdk_factory(self) -> Callable[[], Transport]:
-        from actors.mcp.sdk_transport import SDKTransport
+        # Deferred to the caller's thread: only an adapter made without a transport (a script
+        # using the adapter alone) needs the SDK; the runtime always passes one (it imported the
+        # SDK in Runtime.start), so this never runs on the loop or an actor thread.
+        from actors.mcp.sdk_transport import SDKTransport  # noqa: PLC0415
 
         config = self.config
 

@@ -169,7 +169,7 @@ class Runtime:
             factory = sdk_transports(list(resolved.servers.values()), handlers, host)
             if resolved.builtin.enabled:
                 # Deferred to the caller's thread: a host without built-in tools does not pay for them.
-                from actors.builtin import BuiltinAdapter
+                from actors.builtin import BuiltinAdapter  # noqa: PLC0415
 
                 BuiltinAdapter(resolved.builtin.workspace).register(tools)
                 builtin_ref = BuiltinActor.start(tools, BUILTIN_NAMESPACE, timers=timers)

@@ -28,8 +28,8 @@ def sdk_transports(servers: list[ServerConfig], handlers: HostHandlers, host: Ho
     remote (a remote server registered later builds it on its first connect, off the loop).
     """
     # Deferred to here, the caller's thread (see the module docstring); `import actors` stays light.
-    from actors.mcp.sdk_transport import SDKTransport
-    from actors.mcp.tls import default_ssl_context
+    from actors.mcp.sdk_transport import SDKTransport  # noqa: PLC0415
+    from actors.mcp.tls import default_ssl_context  # noqa: PLC0415
 
     context: ssl.SSLContext | None = None
     if any(server.transport != "stdio" for server in servers):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -63,6 +64,4 @@ class ToolResult(BaseModel):
             ]
             if texts:
                 return "\n".join(texts)
-        import json
-
         return json.dumps(self.output, ensure_ascii=False)
