@@ -134,7 +134,14 @@ class _Attempt:
 
 
 class SDKTransport:
-    """A `Transport` to one MCP server through ``mcp.Client``. Single use: connect once, close once."""
+    """A `Transport` to one MCP server through ``mcp.Client``. Single use: connect once, close once.
+
+    ::
+
+        SDKTransport(StdioCommand("mcp-server-time"), SDKOptions(server_name="time"))
+        SDKTransport(HTTPEndpoint("https://example.com/mcp", {"Authorization": "Bearer ..."}))
+        SDKTransport.for_server(server_config, ssl_context=default_ssl_context())
+    """
 
     default_protocol_memo: ClassVar[dict[str, str]] = {}
     """Process-wide memo of negotiated eras (``memo_key`` -> ``"legacy"`` or ``"2026-07-28"``)."""
