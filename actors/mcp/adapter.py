@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import anyio
+import anyio.to_thread
 import pydantic
 
 from actors.loop import EventLoop
@@ -527,7 +528,9 @@ class MCPToolAdapter:
                         f"tool {tool!r} is not offered by server {self.server_name!r}",
                         duration_ms=elapsed(),
                     )
-                if (problem := validate_inputs(spec, arguments)) is not None:
+                # Off the loop: a schema pattern may take up to its time limit to check.
+                problem = await anyio.to_thread.run_sync(validate_inputs, spec, arguments)
+                if problem is not None:
                     return ToolResult.fail(ErrorType.VALIDATION, problem, duration_ms=elapsed())
             with anyio.fail_after(timeout + _GUARD_SLACK):
                 if progress is not None and isinstance(transport, ClientTransport):
