@@ -174,24 +174,35 @@ class StallSampler:
         last = time.monotonic()
         while not self._stop.wait(self.interval):
             now = time.monotonic()
-            frames = sys._current_frames()
-            loops = {t.ident: t for t in threading.enumerate() if t.name == THREAD_NAME and t.ident}
-            for loop_thread in loops.values():
-                if loop_thread.native_id is not None and (stat := _schedstat(loop_thread.native_id)):
-                    self._sched.append((now, loop_thread.native_id, *stat))
-            if now - last > self.min_stall + self.interval and loops:
-                self._record(Stall(last, now, _gil_held(frames, set(loops)), 1))
+            self._sample(now, gap=now - last)
             last = now
-            for ident in list(self._busy):
-                if ident not in loops:
-                    self._finish(ident, now)
-            for ident in loops:
-                frame = frames.get(ident)
-                if _idle(frame):
-                    self._finish(ident, now)
-                    continue
-                stacks = self._busy.setdefault(ident, (now, Counter()))[1]
-                stacks[_stack(frame)] += 1
+
+    def _sample(self, now: float, gap: float) -> None:
+        frames = sys._current_frames()
+        try:
+            self._note(frames, now, gap)
+        finally:
+            # Kept, a frame would keep its locals alive after its function returned (a test
+            # counting released objects would fail); our own frame would make a cycle.
+            frames.clear()
+
+    def _note(self, frames: dict[int, FrameType], now: float, gap: float) -> None:
+        loops = {t.ident: t for t in threading.enumerate() if t.name == THREAD_NAME and t.ident}
+        for loop_thread in loops.values():
+            if loop_thread.native_id is not None and (stat := _schedstat(loop_thread.native_id)):
+                self._sched.append((now, loop_thread.native_id, *stat))
+        if gap > self.min_stall + self.interval and loops:
+            self._record(Stall(now - gap, now, _gil_held(frames, set(loops)), 1))
+        for ident in list(self._busy):
+            if ident not in loops:
+                self._finish(ident, now)
+        for ident in loops:
+            frame = frames.get(ident)
+            if _idle(frame):
+                self._finish(ident, now)
+                continue
+            stacks = self._busy.setdefault(ident, (now, Counter()))[1]
+            stacks[_stack(frame)] += 1
 
     def _finish(self, ident: int, now: float) -> None:
         busy = self._busy.pop(ident, None)

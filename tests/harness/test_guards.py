@@ -4,6 +4,7 @@ test that blocks the loop, and a skip not on the allow-list fails the run."""
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -219,6 +220,7 @@ def test_the_behave_watchdog_fails_a_scenario_that_blocks_the_loop(tmp_path: Pat
     run = subprocess.run(
         [str(behave), "--format", "plain", "--no-capture", "--no-capture-stderr", "features"],
         cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
         timeout=150,

@@ -1,0 +1,77 @@
+"""Judging a loop lag, for the pytest and the behave watchdogs alike.
+
+A lag over the limit fails, and the report says what the loop was doing meanwhile (see
+`StallSampler`). One part of a lag is not the code's doing: time the loop thread spent ready
+to run but waiting for a CPU, by the kernel's own account (Linux ``schedstat``), because the
+machine was overloaded. That part is not held against the test; such a lag is reported as
+excused, with its numbers. Lag spent running on the loop, or blocked (on the GIL held by
+another thread, on a blocking call) always counts.
+"""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass
+
+from actors.loop import EventLoop, LoopLag
+from tests.harness.stall_stacks import StallSampler
+
+__all__ = ["LIMIT", "PROBE_INTERVAL", "Verdict", "freeze_heap", "judge"]
+
+LIMIT = 0.1
+"""Seconds an event loop may be late waking its probe during a test or scenario."""
+PROBE_INTERVAL = 0.01
+
+
+@dataclass(frozen=True)
+class Verdict:
+    failed: bool
+    """False: the lag was over the limit only by the time the loop thread waited for a CPU."""
+    text: str
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def judge(
+    worst: LoopLag | None, limit: float, sampler: StallSampler | None, since: float | None = None
+) -> Verdict | None:
+    """None if ``worst`` is within ``limit``; else whether it fails, and the report."""
+    if worst is None or worst.seconds <= limit:
+        return None
+    when = f", {worst.at - since:.2f}s in" if since is not None else ""
+    text = f"the event loop {worst.loop!r} lagged {_ms(worst.seconds)} (limit {_ms(limit)}){when}"
+    if sampler is None:
+        return Verdict(True, text + ": something blocked the loop thread")
+    span = (worst.at - worst.seconds - PROBE_INTERVAL, worst.at)
+    scheduling = sampler.scheduling_between(*span)
+    waited = scheduling.waiting_for_cpu if scheduling is not None else 0.0
+    failed = worst.seconds - waited > limit
+    if scheduling is not None:
+        text += (
+            f"; meanwhile the loop thread ran {_ms(scheduling.on_cpu)} on a CPU, waited {_ms(waited)} for "
+            "one, and was blocked (on the GIL, or in a call) the rest"
+        )
+    text += ": something blocked the loop thread" if failed else ": the machine was too busy to run it"
+    for stall in sampler.stalls_between(*span):
+        text += f"\nwhile it lagged, for {_ms(stall.seconds)}, the loop thread was in:\n{stall.stack}"
+    for collection in sampler.collections_between(*span):
+        text += (
+            f"\na garbage collection (generation {collection.generation}) ran for "
+            f"{_ms(collection.seconds)} in thread {collection.thread!r}"
+        )
+    return Verdict(failed, text)
+
+
+def freeze_heap() -> None:
+    """Collect, then move every object left out of the collector's sight; forget the lag it cost.
+
+    A full collection holds the GIL, and so stalls every loop, for as long as it scans the heap:
+    pytest's, hypothesis's, behave's and every imported module's objects made that 90-500 ms on
+    a busy 2-core machine. Frozen before each test, the heap a collection scans is what that
+    test allocated, so the watchdog measures the code under test, not the size of the process.
+    """
+    gc.collect()
+    gc.freeze()
+    EventLoop.reset_worst_lag()

@@ -1,0 +1,54 @@
+"""How a lag is judged: over the limit fails, unless only the wait for a CPU put it over."""
+
+from __future__ import annotations
+
+from actors.loop import LoopLag
+from tests.harness.lag_report import LIMIT, judge
+from tests.harness.stall_stacks import Collection, Scheduling, Stall, StallSampler
+
+
+class Recorded(StallSampler):
+    """A sampler that was never started, answering with what a test gives it."""
+
+    def __init__(self, scheduling: Scheduling | None) -> None:
+        super().__init__()
+        self.scheduling = scheduling
+
+    def scheduling_between(self, start: float, end: float) -> Scheduling | None:
+        return self.scheduling
+
+    def stalls_between(self, start: float, end: float) -> list[Stall]:
+        return [Stall(start, end, "    somewhere.py:1 blocking_call", 3)]
+
+    def collections_between(self, start: float, end: float, longer_than: float = 0.01) -> list[Collection]:
+        return [Collection(start, end, 2, "MainThread")]
+
+
+LAG = LoopLag(0.3, "mcp-actors-loop", 100.0)
+
+
+def test_within_the_limit_is_no_verdict() -> None:
+    assert judge(LoopLag(LIMIT, "loop", 1.0), LIMIT, None) is None
+    assert judge(None, LIMIT, None) is None
+
+
+def test_a_lag_spent_blocked_or_busy_fails_and_says_what_the_loop_did() -> None:
+    verdict = judge(LAG, LIMIT, Recorded(Scheduling(on_cpu=0.05, waiting_for_cpu=0.1)), since=99.0)
+    assert verdict is not None and verdict.failed
+    assert "lagged 300 ms (limit 100 ms), 1.00s in" in verdict.text
+    assert "ran 50 ms on a CPU, waited 100 ms for one" in verdict.text
+    assert "somewhere.py:1 blocking_call" in verdict.text
+    assert "garbage collection (generation 2)" in verdict.text
+
+
+def test_a_lag_over_the_limit_only_by_the_wait_for_a_cpu_is_excused() -> None:
+    verdict = judge(LAG, LIMIT, Recorded(Scheduling(on_cpu=0.0, waiting_for_cpu=0.25)))
+    assert verdict is not None and not verdict.failed
+    assert "the machine was too busy to run it" in verdict.text
+
+
+def test_without_the_kernel_s_numbers_a_lag_fails() -> None:
+    verdict = judge(LAG, LIMIT, Recorded(None))
+    assert verdict is not None and verdict.failed
+    no_sampler = judge(LAG, LIMIT, None)
+    assert no_sampler is not None and no_sampler.failed

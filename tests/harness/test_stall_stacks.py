@@ -1,0 +1,64 @@
+"""The stall sampler names what the loop thread was doing, and holds on to nothing."""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Iterator
+
+import pytest
+
+from actors.loop import EventLoop
+from tests.harness.stall_stacks import StallSampler
+
+SPIN = 0.4
+
+
+async def _spin_on_the_loop() -> None:
+    end = time.monotonic() + SPIN
+    while time.monotonic() < end:
+        pass
+
+
+@pytest.fixture
+def sampler() -> Iterator[StallSampler]:
+    sampler = StallSampler().start()
+    yield sampler
+    sampler.stop()
+
+
+@pytest.mark.loop_lag(limit=5.0, reason="keeps the loop busy on purpose so the sampler has a stall to name")
+def test_a_busy_loop_is_reported_with_its_stack(sampler: StallSampler) -> None:
+    with EventLoop(lag_probe_interval=None) as loop:
+        started = time.monotonic()
+        loop.run(_spin_on_the_loop, timeout=30)
+        loop.run(_nothing, timeout=30)
+        ended = time.monotonic()
+        time.sleep(0.05)  # let the sampler see the loop idle again and close the stall
+    stalls = sampler.stalls_between(started, ended)
+    assert any("_spin_on_the_loop" in stall.stack for stall in stalls), [s.stack for s in stalls]
+    scheduling = sampler.scheduling_between(started + 0.05, ended - 0.05)
+    assert scheduling is not None
+    # Busy on the loop: most of the time on a CPU or waiting for one, none of it blocked.
+    assert scheduling.on_cpu + scheduling.waiting_for_cpu >= (ended - started - 0.1) * 0.5, scheduling
+
+
+async def _nothing() -> None:
+    return None
+
+
+class Payload:
+    pass
+
+
+def _hold_briefly(payload: Payload) -> None:
+    time.sleep(0.05)  # long enough to be sampled while this frame is alive
+
+
+def test_the_sampler_keeps_no_frame_alive(sampler: StallSampler) -> None:
+    payload = Payload()
+    ref = weakref.ref(payload)
+    _hold_briefly(payload)
+    del payload
+    time.sleep(0.02)  # a sample taken meanwhile must not hold the returned frame
+    assert ref() is None
