@@ -49,6 +49,7 @@ from actors.runtime.messages import (
     UnregisterServer,
 )
 from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, Route, ServerRefs
+from actors.runtime.schema_cache import CachedLists, SchemaCache
 from actors.runtime.supervisor import SupervisorActor
 from actors.runtime.timers import TimerService
 from actors.runtime.transports import sdk_transports
@@ -116,8 +117,10 @@ class Runtime:
         builtin: pykka.ActorRef[Any] | None,
         tools: ToolRegistry,
         host: HostCalls,
+        cache: SchemaCache | None = None,
     ) -> None:
         self.config = config
+        self._cache = cache
         self._host = host
         self._loop = loop
         self._timers = timers
@@ -143,6 +146,7 @@ class Runtime:
         elicitation: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
         roots: Roots | None = None,
         handler_timeout: float = 120.0,
+        schema_cache: SchemaCache | str | Path | None = None,
     ) -> Runtime:
         """Start the actors for ``config`` (a `RuntimeConfig`, a dict in ``mcpServers`` form,
         or a JSON file path). No server process starts until its first call.
@@ -157,8 +161,12 @@ class Runtime:
         ``"sampling": "allow"``, ``elicitation(namespace, params)`` for servers whose
         ``elicitation`` key is unset or ``"ask"``, and ``roots`` (URIs, ``{"uri", "name"}``
         objects, or a function of the namespace returning them) for every server.
+
+        ``schema_cache`` (a `SchemaCache` or its folder): lists and argument checks of servers
+        that have run before, in any process, are answered without starting them.
         """
         resolved = RuntimeConfig() if config is None else load_config(config)
+        cache = schema_cache if isinstance(schema_cache, SchemaCache | None) else SchemaCache(schema_cache)
         host = HostCalls()
         loop = EventLoop.start()
         timers = TimerService()
@@ -182,6 +190,7 @@ class Runtime:
                 builtin=builtin_ref,
                 transports=factory,
                 host=host,
+                cache=cache,
             )
         except BaseException:
             timers.stop()
@@ -197,10 +206,11 @@ class Runtime:
             builtin=builtin_ref,
             tools=tools,
             host=host,
+            cache=cache,
         )
         for server in resolved.servers.values():
             transport = (transports or {}).get(server.name)
-            registry.tell(RegisterServer(server, transport))
+            registry.tell(RegisterServer(server, transport, runtime._known(server)))
         with _live_lock:
             _live.add(runtime)
             if handle_signals:
@@ -402,9 +412,13 @@ class Runtime:
             config = load_config({"mcpServers": {name: dict(config)}, "builtin": {"enabled": False}}).servers[
                 name
             ]
-        self._ask(RegisterServer(config, transport), _REQUEST_TIMEOUT)
+        self._ask(RegisterServer(config, transport, self._known(config)), _REQUEST_TIMEOUT)
         self._configs[config.name] = config
         return config
+
+    def _known(self, config: ServerConfig) -> CachedLists | None:
+        # Read here, on the caller's thread: the registry actor does no file I/O.
+        return self._cache.load(config) if self._cache is not None else None
 
     def unregister_server(self, namespace: str, timeout: float = _REQUEST_TIMEOUT) -> bool:
         """Stop a server and forget it and its tools."""

@@ -18,6 +18,7 @@ from actors.mcp.adapter import TransportSource
 from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
 from actors.mcp.transport import RemoteTool, ServerInfo
+from actors.runtime.schema_cache import CachedLists
 from actors.tools import ToolError, ToolResult, ToolSpec, check_json
 
 __all__ = [
@@ -311,6 +312,9 @@ class RegisterServer:
     config: ServerConfig
     transport: TransportSource | None = None
     """A transport (or factory) to use instead of the one the config describes, e.g. a mock."""
+    known: CachedLists | None = None
+    """What the server listed when it last ran (`SchemaCache`): lists and argument checks are
+    answered from it until the server runs."""
     reply: concurrent.futures.Future[None] = field(default_factory=_slot, repr=False)
 
 

@@ -44,6 +44,7 @@ from actors.runtime.messages import (
     refuse,
 )
 from actors.runtime.reply import gather, settle, settle_exception, tell
+from actors.runtime.schema_cache import CachedLists, SchemaCache
 from actors.runtime.server import ServerActor
 from actors.runtime.timers import TimerService
 from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec
@@ -99,7 +100,9 @@ class _Entry:
     transport: TransportSource | None
     server: pykka.ActorRef[Any] | None = None
     seen: bool = False
-    """Its tools are known (it has been started at least once)."""
+    """Its lists are known (it has run, or the schema cache knew them)."""
+    known: CachedLists | None = None
+    """What the schema cache knew of it when it was registered."""
 
 
 def _settle_none(reply: concurrent.futures.Future[Any]) -> None:
@@ -126,8 +129,10 @@ class RegistryActor(AnsweringActor):
         builtin: pykka.ActorRef[Any] | None = None,
         transports: TransportFactory | None = None,
         host: HostCalls | None = None,
+        cache: SchemaCache | None = None,
     ) -> None:
         super().__init__()
+        self.cache = cache
         self.transports = transports
         self.host = host
         self.loop = loop
@@ -157,8 +162,8 @@ class RegistryActor(AnsweringActor):
                 self._status(message)
             case StartServer(namespace=ns) | StopServer(namespace=ns):
                 self._forward(ns, message, spawn=isinstance(message, StartServer))
-            case RegisterServer(config=config, transport=transport, reply=reply):
-                self._register(config, transport, reply)
+            case RegisterServer(config=config, transport=transport, known=known, reply=reply):
+                self._register(config, transport, known, reply)
             case UnregisterServer(namespace=ns, reply=reply):
                 self._unregister(ns, reply)
             case ShutdownAll(reply=reply):
@@ -167,6 +172,7 @@ class RegistryActor(AnsweringActor):
                 self._tools_updated(ns, specs)
             case CatalogUpdated(namespace=ns, catalog=catalog) if ns in self.entries:
                 self.catalogs[ns] = catalog
+                self._remember(ns)
             case _ListReady(request=request):
                 self._answer_list(request)
             case _Removed(namespace=ns, reply=reply):
@@ -229,6 +235,7 @@ class RegistryActor(AnsweringActor):
                 supervisor=self.supervisor,
                 registry=self.actor_ref,
                 host=self.host,
+                known=entry.known,
             )
             self.supervisor.tell(Supervise(ns, entry.server, entry.config))
         return entry.server
@@ -242,9 +249,13 @@ class RegistryActor(AnsweringActor):
     # ---- tools --------------------------------------------------------------------------
 
     def _tools_updated(self, ns: str, specs: tuple[ToolSpec, ...]) -> None:
-        entry = self.entries.get(ns)
-        if entry is None:
+        if ns not in self.entries:
             return
+        self._route_tools(ns, specs)
+        self._remember(ns)
+
+    def _route_tools(self, ns: str, specs: tuple[ToolSpec, ...]) -> None:
+        entry = self.entries[ns]
         entry.seen = True
         timeout = entry.config.call_timeout
         routed = [s.model_copy(update={"handler": self._handler(ns, s.tool_name, timeout)}) for s in specs]
@@ -322,13 +333,29 @@ class RegistryActor(AnsweringActor):
     # ---- registration -------------------------------------------------------------------
 
     def _register(
-        self, config: ServerConfig, transport: TransportSource | None, reply: concurrent.futures.Future[Any]
+        self,
+        config: ServerConfig,
+        transport: TransportSource | None,
+        known: CachedLists | None,
+        reply: concurrent.futures.Future[Any],
     ) -> None:
         if config.name in self.entries or (config.name == BUILTIN_NAMESPACE and self.builtin is not None):
             settle_exception(reply, ToolError(config.name, "RegistrationError", "the namespace is taken"))
             return
-        self.entries[config.name] = _Entry(config, transport)
+        self.entries[config.name] = _Entry(config, transport, known=known)
+        if known is not None:
+            # Listed from what it said when it last ran; a start lists again and replaces this.
+            self._route_tools(config.name, known.tools)
+            self.catalogs[config.name] = known.catalog
         settle(reply, None)
+
+    def _remember(self, ns: str) -> None:
+        """Write a server's current lists to the schema cache, on a host thread (file I/O)."""
+        entry = self.entries.get(ns)
+        if self.cache is None or self.host is None or entry is None:
+            return
+        tools = tuple(spec.model_copy(update={"handler": None}) for spec in self.tools.list(namespace=ns))
+        self.host.notify(self.cache.save, entry.config, tools, self.catalogs.get(ns, Catalog()))
 
     def _unregister(self, ns: str, reply: concurrent.futures.Future[Any]) -> None:
         entry = self.entries.get(ns)

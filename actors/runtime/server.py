@@ -65,6 +65,7 @@ from actors.runtime.messages import (
     refuse,
 )
 from actors.runtime.reply import failure, pipe, settle, settle_exception, tell
+from actors.runtime.schema_cache import CachedLists
 from actors.runtime.state import ServerState
 from actors.runtime.timers import TimerService
 from actors.tools import ErrorType, ToolError, ToolResult, ToolSpec, duration_text, validate_inputs
@@ -204,6 +205,7 @@ class ServerActor(AnsweringActor):
         supervisor: pykka.ActorRef[Any] | None = None,
         registry: pykka.ActorRef[Any] | None = None,
         host: HostCalls | None = None,
+        known: CachedLists | None = None,
     ) -> None:
         super().__init__()
         self.host = host
@@ -225,7 +227,12 @@ class ServerActor(AnsweringActor):
         self.probe_timeouts = 0
         self.info: ServerInfo | None = None
         self.tools: dict[str, ToolSpec] | None = None
+        """The tools it offers, once known (it ran, or the schema cache knew): calls are checked
+        against them before the server is woken."""
         self.catalog = Catalog()
+        if known is not None:
+            self.tools = {spec.tool_name: spec for spec in known.tools}
+            self.catalog = known.catalog
         self.subscribers: dict[int, _Subscriber] = {}
         self.waiting: dict[int, _Waiting] = {}
         self.in_flight: dict[int, ServerRequest] = {}

@@ -1,0 +1,86 @@
+"""The schema cache: a server that ran once, in any process, is listed and checked without a start."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from actors import Runtime
+from actors.mcp.config import ServerConfig
+from actors.procfs import child_pids
+from actors.runtime.schema_cache import SchemaCache
+from tests.conftest import wait_until
+from tests.runtime.conftest import config, stdio_server
+
+WAIT = 30.0
+
+
+def learn(cache: Path, servers: dict[str, dict[str, object]]) -> None:
+    """Run each server once with ``cache``, so that it is written."""
+    with Runtime.start(config(servers), schema_cache=cache) as rt:
+        for ns in servers:
+            assert rt.call_tool(f"{ns}/echo", {"text": "x"}, timeout=WAIT).success
+        assert wait_until(lambda: len(list(cache.glob("*.json"))) == len(servers), WAIT)
+
+
+def no_children() -> bool:
+    return not child_pids(os.getpid())
+
+
+def test_a_cached_server_is_listed_and_checked_without_starting(tmp_path: Path) -> None:
+    cache = tmp_path / "schemas"
+    learn(cache, {"fx": stdio_server()})
+    with Runtime.start(config({"fx": stdio_server()}), schema_cache=cache) as rt:
+        names = {spec.name for spec in rt.list_tools("fx")}
+        assert {"fx/echo", "fx/add", "fx/sleep"} <= names
+        refused = rt.call_tool("fx/add", {"a": "one", "b": 2}, timeout=WAIT)
+        assert refused.error_type == "validation", refused
+        unknown = rt.call_tool("fx/ech", {"text": "x"}, timeout=WAIT)
+        assert unknown.error_type == "not_found" and "did you mean 'echo'?" in (unknown.error or "")
+        status = rt.status("fx")[0]
+        assert (status.state, status.pid, status.tools) == ("idle", None, len(names))
+        assert no_children()
+        # The first real call starts it, and it lists again.
+        assert rt.call_tool("fx/echo", {"text": "now"}, timeout=WAIT).text == "now"
+        assert rt.status("fx")[0].state == "running"
+
+
+def test_the_cache_follows_the_server_not_the_namespace(tmp_path: Path) -> None:
+    cache = tmp_path / "schemas"
+    learn(cache, {"fx": stdio_server()})
+    with Runtime.start(config({"other": stdio_server()}), schema_cache=cache) as rt:
+        assert "other/echo" in {spec.name for spec in rt.list_tools("other")}
+        assert rt.status("other")[0].state == "idle"
+
+
+def test_a_different_command_line_is_a_different_server(tmp_path: Path) -> None:
+    cache = tmp_path / "schemas"
+    learn(cache, {"fx": stdio_server()})
+    changed = stdio_server("fixture_server", "--extra-tools", "2")
+    with Runtime.start(config({"fx": changed}), schema_cache=cache) as rt:
+        names = {spec.name for spec in rt.list_tools("fx")}
+        assert {"fx/tool_000", "fx/tool_001"} <= names  # it had to start to learn them
+        assert rt.status("fx")[0].state == "running"
+
+
+def test_a_corrupt_entry_is_ignored(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    cache = tmp_path / "schemas"
+    learn(cache, {"fx": stdio_server()})
+    for entry in cache.glob("*.json"):
+        entry.write_text("{not json")
+    caplog.set_level(logging.WARNING, logger="actors.runtime.schema_cache")
+    with Runtime.start(config({"fx": stdio_server()}), schema_cache=cache) as rt:
+        assert "fx/echo" in {spec.name for spec in rt.list_tools("fx")}
+        assert rt.status("fx")[0].state == "running"
+    assert any("cannot read" in record.getMessage() for record in caplog.records)
+
+
+def test_the_key_ignores_secret_values_but_not_their_names() -> None:
+    a = ServerConfig(name="a", command="srv", env={"TOKEN": "one"})
+    b = ServerConfig(name="b", command="srv", env={"TOKEN": "two"})
+    c = ServerConfig(name="c", command="srv", env={"OTHER": "one"})
+    assert SchemaCache.key(a) == SchemaCache.key(b)
+    assert SchemaCache.key(a) != SchemaCache.key(c)
