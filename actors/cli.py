@@ -1,4 +1,5 @@
-"""The ``mcp-actors`` command: list and call tools, run and check configurations, the demo.
+"""The ``mcp-actors`` command: list and call tools, list and read resources, list and get
+prompts, run and check configurations, the demo.
 
 The configuration is ``--config FILE``, else ``$MCP_ACTORS_CONFIG``, else ``./mcp.json``, else
 the built-in default (the demo server and the built-in tools), so every command works out of
@@ -13,13 +14,16 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from actors.config import ConfigError, RuntimeConfig, load_config
+from actors.content import ContentText
 from actors.demo import default_config
+from actors.mcp.catalog import PromptSpec
 from actors.mcp.config import ServerConfig
 from actors.mcp.sdk_options import StdioCommand
 from actors.mcp.stdio_process import resolve_command
@@ -28,7 +32,7 @@ from actors.runtime import Runtime, ServerStatus
 from actors.runtime.messages import CallTool, StartServer
 from actors.tools import ToolError, ToolResult, ToolSpec, duration_text, error_label
 
-__all__ = ["main", "resolve_config", "status_table"]
+__all__ = ["ProgressBar", "main", "resolve_config", "status_table"]
 
 ENV_CONFIG = "MCP_ACTORS_CONFIG"
 
@@ -118,29 +122,213 @@ def _tools(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _call(args: argparse.Namespace, out: TextIO) -> int:
-    try:
-        arguments = json.loads(args.arguments)
-    except json.JSONDecodeError as exc:
-        print(f"error: arguments are not JSON: {exc.msg} (at character {exc.pos})", file=sys.stderr)
-        return 2
-    if not isinstance(arguments, dict):
-        print("error: arguments must be a JSON object", file=sys.stderr)
+    arguments = _json_object(args.arguments, "arguments")
+    if arguments is None:
         return 2
     config, _ = resolve_config(args.config)
+    # Progress is drawn for a person at a terminal; piped or logged, it would be noise.
+    bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     with Runtime.start(config, handle_signals=True) as rt:
-        result = rt.call_tool(args.tool, arguments, timeout=args.timeout)
-    return _print_result(result, args.json, out)
+        try:
+            result = rt.call_tool(
+                args.tool, arguments, timeout=args.timeout, progress=bar.update if bar else None
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+    return _print_result(result, args, out, "content")
 
 
-def _print_result(result: ToolResult, as_json: bool, out: TextIO) -> int:
-    if as_json:
+def _json_object(text: str, what: str) -> dict[str, Any] | None:
+    """``text`` parsed as a JSON object, or None after saying on stderr what is wrong with it."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        print(f"error: {what} are not JSON: {exc.msg} (at character {exc.pos})", file=sys.stderr)
+        return None
+    if not isinstance(value, dict):
+        print(f"error: {what} must be a JSON object", file=sys.stderr)
+        return None
+    return value
+
+
+def _print_result(result: ToolResult, args: argparse.Namespace, out: TextIO, field: str) -> int:
+    """Print a result: as JSON with ``--json``; else the lines of its ``field`` (``content``,
+    ``contents`` or ``messages``), or the classified error on stderr. The exit status."""
+    if args.json:
         out.write(result.model_dump_json(indent=2) + "\n")
         return 0 if result.success else 1
     if not result.success:
         print(_error_line(result.error_type or "execution", result.error or ""), file=sys.stderr)
         return 1
-    out.write(result.text + "\n")
+    items = (result.output or {}).get(field)
+    if not isinstance(items, list) or not items:
+        # No MCP content (a built-in tool's output, or an empty answer): the output as text.
+        out.write(result.text + "\n")
+        return 0
+    text = ContentText(Path(args.save) if args.save else None)
+    render = {"content": text.blocks, "contents": text.contents, "messages": text.messages}[field]
+    try:
+        lines = render(items)
+    except OSError as exc:
+        print(f"error: cannot save to {args.save}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    out.write("".join(line + "\n" for line in lines))
     return 0
+
+
+class ProgressBar:
+    """A call's progress, redrawn in place on one terminal line and erased when the call ends.
+
+    `update` runs on a host thread of the runtime while the command's thread waits for the
+    answer; news that arrives after `close` is dropped.
+    """
+
+    WIDTH = 24
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self._drawn = False
+        self._closed = False
+        try:
+            self._columns = os.get_terminal_size(stream.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            self._columns = 80
+
+    def line(self, progress: float, total: float | None, message: str | None) -> str:
+        """The bar for one update: ``[#####-------]  42% message``, or without a total the
+        count so far."""
+        if total is not None and total > 0:
+            fraction = min(max(progress / total, 0.0), 1.0)
+            filled = round(fraction * self.WIDTH)
+            bar = f"[{'#' * filled}{'-' * (self.WIDTH - filled)}] {fraction:4.0%}"
+        else:
+            bar = f"[{_number(progress)}]"
+        text = f"{bar} {message}" if message else bar
+        return text[: max(self._columns - 1, 10)]
+
+    def update(self, progress: float, total: float | None, message: str | None) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._stream.write("\r\x1b[K" + self.line(progress, total, message))
+            self._stream.flush()
+            self._drawn = True
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            if self._drawn:
+                self._stream.write("\r\x1b[K")
+                self._stream.flush()
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _resources(args: argparse.Namespace, out: TextIO) -> int:
+    config, _ = resolve_config(args.config)
+    with Runtime.start(config, handle_signals=True) as rt:
+        if (status := _known(rt, args.namespace)) is not None:
+            return status
+        resources = rt.list_resources(args.namespace, timeout=args.timeout)
+        templates = rt.list_resource_templates(args.namespace, timeout=args.timeout)
+        if args.json:
+            listing = {
+                "resources": [_camel(r.model_dump(mode="json")) for r in resources],
+                "resourceTemplates": [_camel(t.model_dump(mode="json")) for t in templates],
+            }
+            out.write(json.dumps(listing, indent=2, ensure_ascii=False) + "\n")
+        else:
+            out.write(
+                _table(
+                    ["server", "uri", "name", "mime type", "description"],
+                    [
+                        [r.namespace, r.uri, r.name, r.mime_type, _first_line(r.description)]
+                        for r in resources
+                    ],
+                )
+                + "\n"
+            )
+            if templates:
+                rows = [
+                    [t.namespace, t.uri_template, t.name, t.mime_type, _first_line(t.description)]
+                    for t in templates
+                ]
+                out.write(
+                    "\n" + _table(["server", "template", "name", "mime type", "description"], rows) + "\n"
+                )
+        return _listing_failures(rt, args.namespace, "resources")
+
+
+def _read(args: argparse.Namespace, out: TextIO) -> int:
+    config, _ = resolve_config(args.config)
+    with Runtime.start(config, handle_signals=True) as rt:
+        result = rt.read_resource(args.namespace, args.uri, timeout=args.timeout)
+    return _print_result(result, args, out, "contents")
+
+
+def _prompts(args: argparse.Namespace, out: TextIO) -> int:
+    config, _ = resolve_config(args.config)
+    with Runtime.start(config, handle_signals=True) as rt:
+        if (status := _known(rt, args.namespace)) is not None:
+            return status
+        prompts = rt.list_prompts(args.namespace, timeout=args.timeout)
+        if args.json:
+            listing = [_camel(p.model_dump(mode="json")) for p in prompts]
+            out.write(json.dumps(listing, indent=2, ensure_ascii=False) + "\n")
+        else:
+            rows = [[p.name, _prompt_arguments(p), _first_line(p.description)] for p in prompts]
+            out.write(_table(["prompt", "arguments", "description"], rows) + "\n")
+        return _listing_failures(rt, args.namespace, "prompts")
+
+
+def _prompt(args: argparse.Namespace, out: TextIO) -> int:
+    arguments = _json_object(args.arguments, "prompt arguments")
+    if arguments is None:
+        return 2
+    wrong = sorted(name for name, value in arguments.items() if not isinstance(value, str))
+    if wrong:
+        print(f"error: prompt arguments must be text: {', '.join(wrong)}", file=sys.stderr)
+        return 2
+    config, _ = resolve_config(args.config)
+    with Runtime.start(config, handle_signals=True) as rt:
+        result = rt.get_prompt(args.prompt, arguments, timeout=args.timeout)
+    return _print_result(result, args, out, "messages")
+
+
+def _camel(fields: dict[str, Any]) -> dict[str, Any]:
+    """A spec's fields named as MCP names them (``mime_type`` → ``mimeType``)."""
+    return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k): v for k, v in fields.items()}
+
+
+def _prompt_arguments(prompt: PromptSpec) -> str:
+    """``city, [state]``: the optional ones in brackets."""
+    return ", ".join(a.name if a.required else f"[{a.name}]" for a in prompt.arguments) or "-"
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().split("\n")[0][:70]
+
+
+def _known(rt: Runtime, namespace: str | None) -> int | None:
+    """None if ``namespace`` is None or a configured server; else exit status 1, said on stderr."""
+    if namespace is None or rt.status(namespace):
+        return None
+    known = ", ".join(s.namespace for s in rt.status()) or "none"
+    print(_error_line("not_found", f"no server {namespace!r} (servers: {known})"), file=sys.stderr)
+    return 1
+
+
+def _listing_failures(rt: Runtime, namespace: str | None, what: str) -> int:
+    """Say on stderr which servers could not be listed (they did not start); the exit status."""
+    failed = [s for s in rt.status(namespace) if s.tools is None or s.state == "failed"]
+    for s in failed:
+        reason = _readable(s.last_error or f"it is {s.state}")
+        print(f"error: server {s.namespace!r} did not list its {what}: {reason}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _error_line(error_type: str, message: str) -> str:
@@ -303,6 +491,27 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     call.add_argument("arguments", nargs="?", default="{}", metavar="JSON")
     call.add_argument("--timeout", type=float, default=None, metavar="S")
     call.add_argument("--json", action="store_true", help="print the whole ToolResult as JSON")
+    call.add_argument("--save", metavar="DIR", help="save images, audio and binary resources to files in DIR")
+    resources = command("resources", "list the resources and resource templates of every server, or of NS")
+    resources.add_argument("namespace", nargs="?", metavar="NS")
+    resources.add_argument("--json", action="store_true", help="machine-readable output")
+    resources.add_argument("--timeout", type=float, default=60.0, metavar="S")
+    read = command("read", "read one resource and print its contents")
+    read.add_argument("namespace", metavar="NS")
+    read.add_argument("uri", metavar="URI")
+    read.add_argument("--timeout", type=float, default=None, metavar="S")
+    read.add_argument("--json", action="store_true", help="print the whole ToolResult as JSON")
+    read.add_argument("--save", metavar="DIR", help="save binary contents to files in DIR")
+    prompts = command("prompts", "list the prompts of every server, or of NS, with their arguments")
+    prompts.add_argument("namespace", nargs="?", metavar="NS")
+    prompts.add_argument("--json", action="store_true", help="machine-readable output")
+    prompts.add_argument("--timeout", type=float, default=60.0, metavar="S")
+    prompt = command("prompt", "get one prompt filled in with arguments and print its messages")
+    prompt.add_argument("prompt", metavar="NS/NAME")
+    prompt.add_argument("arguments", nargs="?", default="{}", metavar="JSON", help="an object of text values")
+    prompt.add_argument("--timeout", type=float, default=None, metavar="S")
+    prompt.add_argument("--json", action="store_true", help="print the whole ToolResult as JSON")
+    prompt.add_argument("--save", metavar="DIR", help="save images and audio to files in DIR")
     run = command("run", "run the servers in the foreground with a live status table")
     run.add_argument("--interval", type=float, default=1.0, metavar="S")
     command("check", "validate a configuration and say what is wrong")
@@ -310,7 +519,17 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     demo.add_argument("--workspace", default=".", help="folder for the built-in tools")
 
     args = parser.parse_args(argv)
-    handlers = {"tools": _tools, "call": _call, "run": _run, "check": _check, "demo": _demo}
+    handlers = {
+        "tools": _tools,
+        "call": _call,
+        "resources": _resources,
+        "read": _read,
+        "prompts": _prompts,
+        "prompt": _prompt,
+        "run": _run,
+        "check": _check,
+        "demo": _demo,
+    }
     try:
         return handlers[args.command](args, out)
     except ConfigError as exc:
