@@ -131,6 +131,9 @@ class ServerConfig(BaseModel):
     ) = None
     """The least severe log message the server should send (``logging/setLevel``); unset: its default."""
     disabled: StrictBool = False
+    prefix: StrictBool = True
+    """Through the gateway, name its tools and prompts ``namespace__name``; false keeps the
+    server's own names (they must not collide with another unprefixed server's)."""
 
     @field_validator("transport", mode="before")
     @classmethod
