@@ -29,6 +29,7 @@ __all__ = [
     "LIFECYCLE_KEYS",
     "ConfigError",
     "ConfigProblem",
+    "OAuthConfig",
     "ServerConfig",
     "ToolFilter",
     "config_problems",
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 TransportKind = Literal["stdio", "streamable-http", "sse"]
+OAuthGrant = Literal["authorization_code", "client_credentials"]
 ProtocolMode = Literal["legacy", "auto", "2026-07-28"]
 RestartPolicy = Literal["permanent", "transient", "temporary"]
 
@@ -50,7 +52,7 @@ _TRANSPORT_ALIASES: dict[str, TransportKind] = {
 
 # Keys other hosts put in mcpServers entries: accepted and ignored, so their files load unchanged.
 _FOREIGN_KEYS = frozenset(
-    {"autoApprove", "alwaysAllow", "description", "envFile", "timeout", "transportType", "oauth", "note"}
+    {"autoApprove", "alwaysAllow", "description", "envFile", "timeout", "transportType", "note"}
 )
 
 _NAMESPACE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -70,6 +72,82 @@ class ToolFilter(BaseModel):
         if self.include and not any(fnmatch.fnmatchcase(name, p) for p in self.include):
             return False
         return not any(fnmatch.fnmatchcase(name, p) for p in self.exclude)
+
+
+class OAuthConfig(BaseModel):
+    """How to log in to a remote server with OAuth 2.1 (`actors.mcp.auth`); every key is optional.
+
+    Unset, the client is registered dynamically (or by ``clientMetadataUrl``) with the
+    authorization server that the MCP server names, and the scopes are the ones it asks for.
+    """
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", populate_by_name=True, alias_generator=to_camel, allow_inf_nan=False
+    )
+
+    client_id: str | None = None
+    """A client registered beforehand (an OAuth app); unset: dynamic registration."""
+    client_secret: str | None = None
+    """The registered client's secret; a secret: masked wherever the config is shown."""
+    scopes: tuple[str, ...] | None = None
+    """The scopes to ask for (a list, or one space-separated string); unset: what the server asks for."""
+    client_metadata_url: str | None = None
+    """An https URL of a client ID metadata document, used as the client ID where the server supports it."""
+    grant: OAuthGrant = "authorization_code"
+    """``authorization_code``: a user logs in (``mcp-actors login``); ``client_credentials``: the
+    client authenticates itself with ``clientSecret`` or ``privateKeyFile``, no user."""
+    private_key_file: str | None = None
+    """A PEM private key that signs the client's assertion (``private_key_jwt``, client_credentials)."""
+    issuer: str | None = None
+    """The authorization server that ``clientId`` belongs to; client credentials are only sent there."""
+    redirect_port: int | None = Field(default=None, ge=1, le=65535)
+    """The loopback port the login's redirect comes back to (``http://127.0.0.1:PORT/callback``);
+    needed when the client was registered with a fixed redirect URI; unset: any free port."""
+
+    @field_validator("scopes", mode="before")
+    @classmethod
+    def _scope_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(value.split())
+        return value
+
+    @field_validator("redirect_port", mode="before")
+    @classmethod
+    def _port_not_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"must be a number, not {str(value).lower()}")
+        return value
+
+    @field_validator("client_metadata_url")
+    @classmethod
+    def _metadata_url(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^https://[^/]+/.+", value):
+            raise ValueError("must be an https URL with a path")
+        return value
+
+    @field_validator("issuer")
+    @classmethod
+    def _issuer_url(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^https?://", value):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
+    @model_validator(mode="after")
+    def _grant_has_its_keys(self) -> OAuthConfig:
+        if self.grant == "client_credentials":
+            if not self.client_id:
+                raise ValueError("the client_credentials grant needs a 'clientId'")
+            if not self.client_secret and not self.private_key_file:
+                raise ValueError("the client_credentials grant needs a 'clientSecret' or a 'privateKeyFile'")
+        elif self.private_key_file:
+            raise ValueError("'privateKeyFile' is only used by the client_credentials grant")
+        if self.client_secret and not self.client_id:
+            raise ValueError("'clientSecret' needs the 'clientId' it belongs to")
+        return self
+
+    def __repr_args__(self) -> Any:
+        for key, value in super().__repr_args__():
+            yield key, ("***" if key == "client_secret" and value else value)
 
 
 class ServerConfig(BaseModel):
@@ -94,6 +172,9 @@ class ServerConfig(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    oauth: OAuthConfig | None = None
+    """How to log in to this remote server (`actors.mcp.auth`); unset: discovery and dynamic
+    registration when the server asks for a login."""
 
     lazy_start: StrictBool = True
     """Start on the first tool call; false means the server must be started explicitly."""
@@ -184,6 +265,8 @@ class ServerConfig(BaseModel):
     def _transport_has_its_keys(self) -> ServerConfig:
         if self.transport == "stdio" and not self.command:
             raise ValueError("the stdio transport needs a 'command'")
+        if self.transport == "stdio" and self.oauth is not None:
+            raise ValueError("'oauth' is only for remote servers (streamable-http, sse), not stdio")
         if self.transport in ("streamable-http", "sse"):
             if not self.url:
                 raise ValueError(f"the {self.transport} transport needs a 'url'")
@@ -222,7 +305,7 @@ class ConfigError(ValueError):
         super().__init__(head + ":\n" + "\n".join(f"  - {p}" for p in problems))
 
 
-_CONNECTION_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers"})
+_CONNECTION_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "oauth"})
 LIFECYCLE_KEYS = frozenset(
     to_camel(name)
     for name in ServerConfig.model_fields
@@ -289,6 +372,7 @@ def config_problems(server: str | None, error: ValidationError) -> list[ConfigPr
             and item["type"] != "missing"
             and not isinstance(item["input"], dict)
             and loc[:1] not in (["env"], ["headers"])  # their values are secrets
+            and loc[:2] != ["oauth", "clientSecret"]
         ):
             message += f" (got {item['input']!r})"
         if key is None:

@@ -31,6 +31,8 @@ class ErrorType(StrEnum):
     """The server exhausted its restarts and waits for an explicit start."""
     CANCELLED = "cancelled"
     """The caller or a shutdown cancelled the call."""
+    AUTH = "auth"
+    """A remote server needs a login, or refused the token."""
 
     @property
     def label(self) -> str:
@@ -42,6 +44,7 @@ _LABELS = {
     "validation": "validation error",
     "connection": "connection error",
     "execution": "execution error",
+    "auth": "auth error",
 }
 
 
