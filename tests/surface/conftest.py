@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from actors import ToolResult
 from actors.loop import THREAD_NAME as LOOP_THREAD
 from actors.mcp.sdk_transport import SDKTransport
 from tests.interop.conftest import NodeHTTPServer, npm_server, npm_stdio
@@ -55,6 +56,19 @@ def text_of(result: Any) -> str:
 
 def json_of(result: Any) -> Any:
     return json.loads(text_of(result))
+
+
+def contents_of(result: ToolResult) -> list[dict[str, Any]]:
+    """The MCP contents of a successful read."""
+    assert result.success, result
+    assert result.output is not None
+    return list(result.output["contents"])
+
+
+def read_text(result: ToolResult) -> str:
+    """The text of a successful read's one content."""
+    [content] = contents_of(result)
+    return str(content["text"])
 
 
 @pytest.fixture(autouse=True)
