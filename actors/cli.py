@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from actors.config import ConfigError, RuntimeConfig, load_config
 from actors.content import ContentText
 from actors.demo import default_config
+from actors.gateway import command as gateway_command
 from actors.mcp.catalog import PromptSpec
 from actors.mcp.config import ServerConfig
 from actors.mcp.sdk_options import StdioCommand
@@ -374,6 +375,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace, out: TextIO) -> int:
+    config, _ = resolve_config(args.config)
+    return gateway_command.serve(args, config)
+
+
 def _check(args: argparse.Namespace, out: TextIO) -> int:
     config, source = resolve_config(args.config)
     builtin = "on" if config.builtin.enabled else "off"
@@ -512,8 +518,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     prompt.add_argument("--timeout", type=float, default=None, metavar="S")
     prompt.add_argument("--json", action="store_true", help="print the whole ToolResult as JSON")
     prompt.add_argument("--save", metavar="DIR", help="save images and audio to files in DIR")
-    run = command("run", "run the servers in the foreground with a live status table")
-    run.add_argument("--interval", type=float, default=1.0, metavar="S")
+    command("run", "run the servers in the foreground with a live status table").add_argument(
+        "--interval", type=float, default=1.0, metavar="S"
+    )
+    gateway_command.add_arguments(command("serve", "serve every server as one MCP server (stdio or --http)"))
     command("check", "validate a configuration and say what is wrong")
     demo = commands.add_parser("demo", help="show the runtime at work on the built-in default configuration")
     demo.add_argument("--workspace", default=".", help="folder for the built-in tools")
@@ -527,6 +535,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         "prompts": _prompts,
         "prompt": _prompt,
         "run": _run,
+        "serve": _serve,
         "check": _check,
         "demo": _demo,
     }

@@ -147,6 +147,7 @@ class Runtime:
         roots: Roots | None = None,
         handler_timeout: float = 120.0,
         schema_cache: SchemaCache | str | Path | None = None,
+        on_lists_changed: Callable[[str, str], None] | None = None,
     ) -> Runtime:
         """Start the actors for ``config`` (a `RuntimeConfig`, a dict in ``mcpServers`` form,
         or a JSON file path). No server process starts until its first call.
@@ -164,6 +165,8 @@ class Runtime:
 
         ``schema_cache`` (a `SchemaCache` or its folder): lists and argument checks of servers
         that have run before, in any process, are answered without starting them.
+        ``on_lists_changed(namespace, kind)`` (``kind``: ``tools``, ``resources`` or ``prompts``)
+        is called on a host thread whenever a server's list changes (or it is unregistered).
         """
         resolved = RuntimeConfig() if config is None else load_config(config)
         cache = schema_cache if isinstance(schema_cache, SchemaCache | None) else SchemaCache(schema_cache)
@@ -191,6 +194,7 @@ class Runtime:
                 transports=factory,
                 host=host,
                 cache=cache,
+                on_change=on_lists_changed,
             )
         except BaseException:
             timers.stop()

@@ -130,9 +130,11 @@ class RegistryActor(AnsweringActor):
         transports: TransportFactory | None = None,
         host: HostCalls | None = None,
         cache: SchemaCache | None = None,
+        on_change: Callable[[str, str], None] | None = None,
     ) -> None:
         super().__init__()
         self.cache = cache
+        self.on_change = on_change
         self.transports = transports
         self.host = host
         self.loop = loop
@@ -171,8 +173,13 @@ class RegistryActor(AnsweringActor):
             case ToolsUpdated(namespace=ns, tools=specs):
                 self._tools_updated(ns, specs)
             case CatalogUpdated(namespace=ns, catalog=catalog) if ns in self.entries:
+                before = self.catalogs.get(ns, Catalog())
                 self.catalogs[ns] = catalog
                 self._remember(ns)
+                if catalog.resources != before.resources or catalog.templates != before.templates:
+                    self._changed(ns, "resources")
+                if catalog.prompts != before.prompts:
+                    self._changed(ns, "prompts")
             case _ListReady(request=request):
                 self._answer_list(request)
             case _Removed(namespace=ns, reply=reply):
@@ -251,8 +258,16 @@ class RegistryActor(AnsweringActor):
     def _tools_updated(self, ns: str, specs: tuple[ToolSpec, ...]) -> None:
         if ns not in self.entries:
             return
+        before = [(s.name, s.description, s.input_schema) for s in self.tools.list(namespace=ns)]
         self._route_tools(ns, specs)
         self._remember(ns)
+        if sorted(before) != sorted((s.name, s.description, s.input_schema) for s in specs):
+            self._changed(ns, "tools")
+
+    def _changed(self, ns: str, kind: str) -> None:
+        """Tell the host a server's list of ``kind`` changed (on a host thread)."""
+        if self.on_change is not None and self.host is not None:
+            self.host.notify(self.on_change, ns, kind)
 
     def _route_tools(self, ns: str, specs: tuple[ToolSpec, ...]) -> None:
         entry = self.entries[ns]
@@ -378,6 +393,9 @@ class RegistryActor(AnsweringActor):
         self.tools.replace_namespace(ns, [])
         self.catalogs.pop(ns, None)
         settle(reply, entry is not None)
+        if entry is not None:
+            for kind in ("tools", "resources", "prompts"):
+                self._changed(ns, kind)
 
     def _shutdown_all(self, reply: concurrent.futures.Future[Any]) -> None:
         slots = []

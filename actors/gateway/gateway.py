@@ -1,0 +1,491 @@
+"""`Gateway`: the registry served as one MCP server, for any MCP host.
+
+Built on the SDK's low-level ``Server`` (its handlers run per request, so lists may change at
+any time). The gateway owns one `Runtime`: one server actor per configured server, however
+many clients connect. Its handlers run on the gateway's own event loop (the one `mcp-actors
+serve` runs stdio or HTTP on), send messages to the registry actor and await the reply
+futures: they never block, and never touch the runtime's own loop.
+
+What it forwards, per request, to the client that made it: progress, cancellation (a
+cancelled client request cancels the call at the backend server), sampling, elicitation and
+roots requests of the backend server that serves one of the client's calls. What it
+broadcasts: list changes of any backend (handshake era: notifications to every session that
+has talked to the gateway; 2026-07-28: ``subscriptions/listen`` streams) and resource updates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import itertools
+import logging
+import re
+import threading
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any, TypeVar
+
+import mcp_types as types
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ServerEvent, ToolsListChanged
+
+from actors.config import RuntimeConfig, load_config
+from actors.gateway.external import ExternalNames
+from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
+from actors.runtime import Runtime
+from actors.runtime.messages import (
+    CallTool,
+    Complete,
+    GetPrompt,
+    ListPrompts,
+    ListResources,
+    ListResourceTemplates,
+    ListTools,
+    ReadResource,
+    ResourceSubscription,
+    ServerRequest,
+    SubscribeResource,
+)
+from actors.runtime.schema_cache import SchemaCache
+from actors.tools import ErrorType, ToolResult, ToolSpec
+
+__all__ = ["Gateway"]
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+_LIST_TIMEOUT = 120.0
+_FORWARD_TIMEOUT = 120.0
+
+_INSTRUCTIONS = (
+    "mcp-actors gateway: the tools, resources and prompts of several MCP servers in one. "
+    "Tool and prompt names are 'server__name' unless a server is configured without a prefix."
+)
+
+
+@dataclass
+class _InFlight:
+    """A client request being served by one backend namespace (for routing server requests)."""
+
+    session: ServerSession
+    request_id: Any
+
+
+@dataclass
+class _Sessions:
+    """Sessions that have talked to the gateway, and which are waiting on which namespace."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    seen: weakref.WeakSet[ServerSession] = field(default_factory=weakref.WeakSet)
+    busy: dict[str, dict[int, _InFlight]] = field(default_factory=dict)
+    ids: itertools.count[int] = field(default_factory=itertools.count)
+
+
+class Gateway:
+    """One MCP server in front of a `Runtime`'s registry."""
+
+    def __init__(self, config: RuntimeConfig, *, schema_cache: SchemaCache | None = None) -> None:
+        self.config = config
+        self.names = ExternalNames(ns for ns, server in config.servers.items() if not server.prefix)
+        self._sessions = _Sessions()
+        self._bus = InMemorySubscriptionBus()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._subscriptions: dict[tuple[int, str], ResourceSubscription] = {}
+        self.runtime = Runtime.start(
+            config,
+            sampling=self._sampling,
+            elicitation=self._elicitation,
+            roots=self._roots,
+            on_lists_changed=self._lists_changed,
+            schema_cache=schema_cache,
+        )
+        try:
+            self.server = self._build_server()
+        except BaseException:
+            self.runtime.shutdown()
+            raise
+
+    @classmethod
+    def start(
+        cls,
+        config: RuntimeConfig | Mapping[str, Any] | str | Path,
+        *,
+        schema_cache: SchemaCache | None = None,
+    ) -> Gateway:
+        """A gateway for ``config`` (a `RuntimeConfig`, a dict in ``mcpServers`` form, or a file)."""
+        return cls(load_config(config), schema_cache=schema_cache)
+
+    def _build_server(self) -> Server[Any]:
+        return Server(
+            "mcp-actors",
+            version=version("mcp-actors"),
+            instructions=_INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
+            on_subscriptions_listen=ListenHandler(self._bus),
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_completion=self._complete,
+        )
+
+    def initialization_options(self) -> Any:
+        """What the gateway declares: list changes of tools, resources and prompts."""
+        return self.server.create_initialization_options(
+            NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+        )
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The event loop the gateway serves on (for what host threads send to clients)."""
+        self._loop = loop
+
+    def close(self) -> None:
+        """Stop every backend server and the runtime. Idempotent."""
+        self.runtime.shutdown()
+
+    # ---- talking to the runtime (never blocking the gateway's loop) ------------------------
+
+    async def _ask(self, message: Any) -> Any:
+        self.runtime.registry.tell(message)
+        return await asyncio.wait_for(asyncio.wrap_future(message.reply), _LIST_TIMEOUT)
+
+    async def _request(self, ctx: Any, namespace: str, message: ServerRequest) -> ToolResult:
+        """Send ``message``; a client that cancels its request cancels it at the backend."""
+        self._seen(ctx)
+        ticket = self._busy(namespace, ctx)
+        try:
+            self.runtime.registry.tell(message)
+            return await asyncio.shield(asyncio.wrap_future(message.reply))
+        except asyncio.CancelledError:
+            message.reply.cancel()
+            raise
+        finally:
+            self._idle(namespace, ticket)
+
+    def _seen(self, ctx: Any) -> None:
+        self._loop = self._loop or asyncio.get_running_loop()
+        with self._sessions.lock:
+            self._sessions.seen.add(ctx.session)
+
+    def _busy(self, namespace: str, ctx: Any) -> int:
+        with self._sessions.lock:
+            ticket = next(self._sessions.ids)
+            self._sessions.busy.setdefault(namespace, {})[ticket] = _InFlight(ctx.session, ctx.request_id)
+            return ticket
+
+    def _idle(self, namespace: str, ticket: int) -> None:
+        with self._sessions.lock:
+            self._sessions.busy.get(namespace, {}).pop(ticket, None)
+
+    # ---- tools ---------------------------------------------------------------------------
+
+    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        self._seen(ctx)
+        specs: list[ToolSpec] = await self._ask(ListTools())
+        return types.ListToolsResult(tools=[self._tool(spec) for spec in specs])
+
+    def _tool(self, spec: ToolSpec) -> types.Tool:
+        annotations = spec.metadata.get("annotations") or None
+        return types.Tool(
+            name=self.names.external(spec.name),
+            description=spec.description or None,
+            input_schema=spec.input_schema,
+            output_schema=spec.output_schema,
+            annotations=types.ToolAnnotations.model_validate(annotations) if annotations else None,
+        )
+
+    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        name = self.names.internal(params.name)
+        if name is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        namespace, _, tool = name.partition("/")
+        token = (ctx.meta or {}).get("progress_token") if isinstance(ctx.meta, Mapping) else None
+        progress = self._progress_sender(ctx, token) if token is not None else None
+        call = CallTool(namespace, tool, dict(params.arguments or {}), progress=progress)
+        result = await self._request(ctx, namespace, call)
+        if result.error_type == ErrorType.NOT_FOUND and "is not offered by" in (result.error or ""):
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name} ({result.error})")
+        return _call_result(result)
+
+    def _progress_sender(self, ctx: Any, token: Any) -> Callable[[float, float | None, str | None], None]:
+        session, request_id = ctx.session, ctx.request_id
+
+        def progress(done: float, total: float | None, message: str | None) -> None:
+            # On a host thread: hand the notification to the gateway's loop, in order.
+            self._send_soon(
+                session.send_progress_notification(
+                    token, done, total, message, related_request_id=str(request_id)
+                )
+            )
+
+        return progress
+
+    def _send_soon(self, coroutine: Awaitable[Any]) -> concurrent.futures.Future[Any] | None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            with contextlib.suppress(AttributeError):
+                coroutine.close()  # type: ignore[attr-defined]
+            return None
+        return asyncio.run_coroutine_threadsafe(_quietly(coroutine), loop)
+
+    # ---- resources -------------------------------------------------------------------------
+
+    async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+        self._seen(ctx)
+        resources: list[ResourceSpec] = await self._ask(ListResources())
+        return types.ListResourcesResult(resources=[_resource(r) for r in resources])
+
+    async def _list_resource_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        self._seen(ctx)
+        templates: list[ResourceTemplateSpec] = await self._ask(ListResourceTemplates())
+        return types.ListResourceTemplatesResult(resource_templates=[_template(t) for t in templates])
+
+    async def _owner_of(self, uri: str) -> str:
+        """The namespace serving ``uri``: one that lists it, else one whose template matches it."""
+        resources: list[ResourceSpec] = await self._ask(ListResources())
+        for resource in resources:
+            if resource.uri == uri:
+                return resource.namespace
+        templates: list[ResourceTemplateSpec] = await self._ask(ListResourceTemplates())
+        for template in templates:
+            if _template_pattern(template.uri_template).fullmatch(uri):
+                return template.namespace
+        raise MCPError(types.INVALID_PARAMS, f"Resource not found: {uri}")
+
+    async def _read_resource(
+        self, ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        namespace = await self._owner_of(uri)
+        result = await self._request(ctx, namespace, ReadResource(namespace, uri))
+        if not result.success:
+            raise _protocol_error(result)
+        return types.ReadResourceResult.model_validate(result.output or {"contents": []})
+
+    async def _subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        self._seen(ctx)
+        uri = str(params.uri)
+        namespace = await self._owner_of(uri)
+        session = ctx.session
+
+        def updated(changed: str) -> None:
+            self._send_soon(session.send_resource_updated(changed))
+
+        subscription: ResourceSubscription = await self._ask(SubscribeResource(namespace, uri, updated))
+        old = self._subscriptions.pop((id(session), uri), None)
+        self._subscriptions[(id(session), uri)] = subscription
+        if old is not None:
+            await asyncio.to_thread(old.cancel)
+        return types.EmptyResult()
+
+    async def _unsubscribe(self, ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        subscription = self._subscriptions.pop((id(ctx.session), str(params.uri)), None)
+        if subscription is not None:
+            await asyncio.to_thread(subscription.cancel)
+        return types.EmptyResult()
+
+    # ---- prompts and completion ------------------------------------------------------------
+
+    async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
+        self._seen(ctx)
+        prompts: list[PromptSpec] = await self._ask(ListPrompts())
+        return types.ListPromptsResult(prompts=[self._prompt(p) for p in prompts])
+
+    def _prompt(self, spec: PromptSpec) -> types.Prompt:
+        return types.Prompt(
+            name=self.names.external(spec.name),
+            title=spec.title,
+            description=spec.description,
+            arguments=[
+                types.PromptArgument(name=a.name, description=a.description, required=a.required)
+                for a in spec.arguments
+            ],
+        )
+
+    async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        name = self.names.internal(params.name)
+        if name is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        namespace, _, prompt = name.partition("/")
+        result = await self._request(
+            ctx, namespace, GetPrompt(namespace, prompt, dict(params.arguments or {}))
+        )
+        if not result.success:
+            raise _protocol_error(result)
+        return types.GetPromptResult.model_validate(result.output or {"messages": []})
+
+    async def _complete(self, ctx: Any, params: types.CompleteRequestParams) -> types.CompleteResult:
+        ref = params.ref
+        if isinstance(ref, types.PromptReference):
+            name = self.names.internal(ref.name)
+            if name is None:
+                raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {ref.name}")
+            namespace, _, prompt = name.partition("/")
+            backend_ref: dict[str, Any] = {"type": "ref/prompt", "name": prompt}
+        else:
+            namespace = await self._owner_of(ref.uri)
+            backend_ref = {"type": "ref/resource", "uri": ref.uri}
+        argument = {"name": params.argument.name, "value": params.argument.value}
+        context = dict(params.context.arguments or {}) if params.context is not None else None
+        result = await self._request(ctx, namespace, Complete(namespace, backend_ref, argument, context))
+        if not result.success:
+            raise _protocol_error(result)
+        return types.CompleteResult(
+            completion=types.Completion.model_validate(result.output or {"values": []})
+        )
+
+    # ---- what backends ask for, forwarded to the client being served ----------------------
+
+    def _client_for(self, namespace: str) -> _InFlight:
+        with self._sessions.lock:
+            waiting = list(self._sessions.busy.get(namespace, {}).values())
+        if not waiting:
+            raise RuntimeError(f"no client request of the gateway is being served by {namespace!r}")
+        # The oldest request still in flight on that server is the one its server request is for.
+        return waiting[0]
+
+    def _forward(self, make: Callable[[ServerSession], Awaitable[_T]]) -> Callable[[str], _T]:
+        def ask(namespace: str) -> _T:
+            # On a host thread: the request goes out on the gateway's loop; we wait here.
+            client = self._client_for(namespace)
+            future = self._send_soon(make(client.session))
+            if future is None:
+                raise RuntimeError("the gateway is not serving")
+            return future.result(timeout=_FORWARD_TIMEOUT)  # type: ignore[no-any-return]
+
+        return ask
+
+    def _sampling(self, namespace: str, params: dict[str, Any]) -> dict[str, Any]:
+        request = types.CreateMessageRequestParams.model_validate(params)
+
+        async def send(session: ServerSession) -> dict[str, Any]:
+            result = await session.send_request(
+                types.CreateMessageRequest(params=request), types.CreateMessageResult
+            )
+            return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+        return self._forward(send)(namespace)
+
+    def _elicitation(self, namespace: str, params: dict[str, Any]) -> dict[str, Any]:
+        async def send(session: ServerSession) -> dict[str, Any]:
+            request = types.ElicitRequest.model_validate({"method": "elicitation/create", "params": params})
+            result = await session.send_request(request, types.ElicitResult)
+            return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+        return self._forward(send)(namespace)
+
+    def _roots(self, namespace: str) -> list[dict[str, Any]]:
+        async def send(session: ServerSession) -> list[dict[str, Any]]:
+            result = await session.list_roots()
+            return [root.model_dump(mode="json", by_alias=True, exclude_none=True) for root in result.roots]
+
+        try:
+            return self._forward(send)(namespace)
+        except RuntimeError:
+            return []  # no client request in flight: no roots to offer
+
+    # ---- list changes and updates, to every client -----------------------------------------
+
+    def _lists_changed(self, namespace: str, kind: str) -> None:
+        # On a host thread. Handshake-era sessions get notifications; listen streams events.
+        with self._sessions.lock:
+            sessions = list(self._sessions.seen)
+        for session in sessions:
+            send = {
+                "tools": session.send_tool_list_changed,
+                "resources": session.send_resource_list_changed,
+                "prompts": session.send_prompt_list_changed,
+            }[kind]
+            self._send_soon(send())
+        events: dict[str, ServerEvent] = {
+            "tools": ToolsListChanged(),
+            "resources": ResourcesListChanged(),
+            "prompts": PromptsListChanged(),
+        }
+        self._send_soon(self._bus.publish(events[kind]))
+
+    def __enter__(self) -> Gateway:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+async def _quietly(coroutine: Awaitable[_T]) -> _T | None:
+    """Await what a host thread handed over; a client that went away is not an error here."""
+    try:
+        return await coroutine
+    except Exception as exc:
+        logger.debug("gateway: could not send to a client: %r", exc)
+        raise
+
+
+def _call_result(result: ToolResult) -> types.CallToolResult:
+    if result.success:
+        output = result.output or {}
+        if "content" in output:
+            return types.CallToolResult.model_validate(
+                {"content": output["content"], "structuredContent": output.get("structuredContent")}
+            )
+        # A built-in tool: its output as JSON text and as structured content.
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.text)], structured_content=output
+        )
+    content = result.metadata.get("content")
+    if isinstance(content, list) and content:
+        return types.CallToolResult.model_validate({"content": content, "isError": True})
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=result.error or "")], is_error=True
+    )
+
+
+def _protocol_error(result: ToolResult) -> MCPError:
+    # An unknown resource or prompt, or bad arguments, is the client's mistake: invalid params.
+    caller = result.error_type in (ErrorType.NOT_FOUND, ErrorType.VALIDATION)
+    return MCPError(types.INVALID_PARAMS if caller else types.INTERNAL_ERROR, result.error or "")
+
+
+def _resource(spec: ResourceSpec) -> types.Resource:
+    return types.Resource(
+        uri=spec.uri,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        mime_type=spec.mime_type,
+        size=spec.size,
+    )
+
+
+def _template(spec: ResourceTemplateSpec) -> types.ResourceTemplate:
+    return types.ResourceTemplate(
+        uri_template=spec.uri_template,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        mime_type=spec.mime_type,
+    )
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """An RFC 6570 template as a pattern: ``{x}`` one path segment, ``{+x}``/``{/x*}`` more."""
+    parts = re.split(r"(\{[^}]*\})", template)
+    pattern = []
+    for part in parts:
+        if part.startswith("{") and part.endswith("}"):
+            expression = part[1:-1]
+            pattern.append(".*" if expression[:1] in "+#/?&" or expression.endswith("*") else "[^/]*")
+        else:
+            pattern.append(re.escape(part))
+    return re.compile("".join(pattern))

@@ -1,0 +1,116 @@
+"""Serving a `Gateway`: over stdio (what a host's ``command`` entry starts) or Streamable HTTP.
+
+HTTP security: binding anything but loopback requires a bearer token (refused at start
+otherwise); on loopback the SDK's DNS-rebinding protection checks ``Host`` and ``Origin``.
+``/healthz`` reports each server's state as JSON without waking any.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import asdict
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import uvicorn
+from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+
+from actors.gateway.gateway import Gateway
+
+__all__ = ["HTTPRefused", "http_app", "is_loopback", "serve_http", "serve_stdio"]
+
+logger = logging.getLogger(__name__)
+
+_Scope = MutableMapping[str, Any]
+_ASGI = Callable[[_Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+
+
+class HTTPRefused(ValueError):
+    """The HTTP gateway cannot start as asked (say, off loopback without a token)."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+async def serve_stdio(gateway: Gateway) -> None:
+    """Serve one client on this process's stdin and stdout until it closes them."""
+    gateway.bind(asyncio.get_running_loop())
+    async with stdio_server() as (read_stream, write_stream):
+        await gateway.server.run(read_stream, write_stream, gateway.initialization_options())
+
+
+class _BearerToken:
+    """Refuses requests (other than ``/healthz``) without ``Authorization: Bearer <token>``."""
+
+    def __init__(self, app: _ASGI, token: str) -> None:
+        self._app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: _Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("path") != "/healthz":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                response = JSONResponse({"error": "a bearer token is required"}, status_code=401)
+                await response(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
+
+
+def http_app(gateway: Gateway, host: str, port: int, token: str | None = None) -> Any:
+    """The gateway as an ASGI app: MCP on ``/mcp``, ``/healthz`` beside it."""
+    if not is_loopback(host) and not token:
+        raise HTTPRefused(
+            f"serving on {host} (not loopback) needs a bearer token: set MCP_ACTORS_TOKEN or --token-file"
+        )
+    security = None
+    if is_loopback(host):
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"],
+            allowed_origins=[f"http://127.0.0.1:{port}", f"http://localhost:{port}", f"http://[::1]:{port}"],
+        )
+    mcp_app = gateway.server.streamable_http_app(host=host, transport_security=security)
+
+    async def healthz(request: Request) -> JSONResponse:
+        # The facade waits on the registry: off the loop, like every blocking call here.
+        statuses = await anyio.to_thread.run_sync(gateway.runtime.status)
+        servers = {
+            s.namespace: {
+                k: v for k, v in asdict(s).items() if k in ("state", "pid", "restarts", "last_error")
+            }
+            for s in statuses
+        }
+        return JSONResponse({"status": "ok", "servers": servers})
+
+    app = Starlette(
+        routes=[Route("/healthz", healthz), Mount("/", app=mcp_app)],
+        lifespan=mcp_app.router.lifespan_context,
+    )
+    return _BearerToken(app, token) if token else app
+
+
+async def serve_http(gateway: Gateway, host: str, port: int, token: str | None = None) -> None:
+    """Serve Streamable HTTP on ``host:port`` until cancelled."""
+    app = http_app(gateway, host, port, token)
+    gateway.bind(asyncio.get_running_loop())
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    logger.info("gateway: serving on http://%s:%d/mcp", host, port)
+    await server.serve()
