@@ -1,7 +1,7 @@
 """Robot Framework keyword library for mcp-actors: ``Library    actors.robotlib``.
 
 Keywords to drive the tool runtime core, and (once a runtime is started) MCP servers through
-the registry actor, from acceptance suites.
+the registry actor, from acceptance suites: tools, resources, prompts and progress.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,17 @@ from typing import Any
 from robot.utils import timestr_to_secs  # type: ignore[import-untyped]
 
 from actors.config import load_config
+from actors.content import ContentText
+from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.procfs import is_alive
 from actors.runtime import Runtime, ServerStatus
 from actors.tools import ToolRegistry, ToolResult, ToolRunner, ToolSpec, duration_text
 
 __all__ = ["robotlib"]
+
+
+# How long `Call Tool With Progress` waits for the progress news still on its way after the answer.
+_PROGRESS_SETTLE = 5.0
 
 
 def _json_or_text(value: str) -> Any:
@@ -101,6 +108,104 @@ class robotlib:
         missing = sorted(set(names) - have)
         if missing:
             raise AssertionError(f"missing tools {missing}; the runtime lists {sorted(have)}")
+
+    # ---- resources, prompts, progress -------------------------------------------------
+
+    def list_resources(self, namespace: str = "") -> list[ResourceSpec]:
+        """The resources of every server, or of ``namespace`` (each has ``namespace``, ``uri``,
+        ``name``, ``mime_type``, ...). Starts only servers never seen before."""
+        return self._require_runtime().list_resources(namespace or None)
+
+    def list_resource_templates(self, namespace: str = "") -> list[ResourceTemplateSpec]:
+        """The resource templates of every server, or of ``namespace`` (``uri_template``, ``name``, ...)."""
+        return self._require_runtime().list_resource_templates(namespace or None)
+
+    def resources_should_include(self, namespace: str, *uris: str) -> None:
+        """Fail unless server ``namespace`` lists every one of ``uris``."""
+        have = {r.uri for r in self.list_resources(namespace)}
+        missing = sorted(set(uris) - have)
+        if missing:
+            raise AssertionError(f"{namespace} does not list {missing}; it lists {sorted(have)}")
+
+    def read_resource(self, namespace: str, uri: str, timeout: float = 30.0) -> ToolResult:
+        """Read ``uri`` from server ``namespace``; the `ToolResult` holds ``output["contents"]``.
+        Starts the server if need be."""
+        self._last = self._require_runtime().read_resource(namespace, uri, timeout=float(timeout))
+        self._remember_pids()
+        return self._last
+
+    def resource_text_should_contain(self, part: str) -> None:
+        """Fail unless the text of the last `Read Resource` contains ``part`` (binary contents
+        count as their one-line summary, ``[resource URI MIME, SIZE]``)."""
+        text = self._last_lines("contents", "Read Resource")
+        if part not in text:
+            raise AssertionError(f"resource text {text!r} does not contain {part!r}")
+
+    def list_prompts(self, namespace: str = "") -> list[PromptSpec]:
+        """The prompts (``namespace/prompt``) of every server, or of ``namespace``."""
+        return self._require_runtime().list_prompts(namespace or None)
+
+    def prompts_should_include(self, *names: str) -> None:
+        """Fail unless every one of ``names`` (``namespace/prompt``) is listed."""
+        have = {p.name for p in self.list_prompts()}
+        missing = sorted(set(names) - have)
+        if missing:
+            raise AssertionError(f"missing prompts {missing}; the runtime lists {sorted(have)}")
+
+    def get_prompt(self, name: str, arguments: str = "{}", timeout: float = 30.0) -> ToolResult:
+        """Get ``namespace/prompt`` filled in with JSON ``arguments`` (text values); the
+        `ToolResult` holds ``output["messages"]`` and ``output["description"]``."""
+        self._last = self._require_runtime().get_prompt(name, json.loads(arguments), timeout=float(timeout))
+        self._remember_pids()
+        return self._last
+
+    def prompt_text_should_contain(self, part: str) -> None:
+        """Fail unless the messages of the last `Get Prompt`, as ``role: text`` lines, contain ``part``."""
+        text = self._last_lines("messages", "Get Prompt")
+        if part not in text:
+            raise AssertionError(f"prompt text {text!r} does not contain {part!r}")
+
+    def complete_argument(
+        self, namespace: str, ref: str, argument: str, value: str = "", context: str = "{}"
+    ) -> list[str]:
+        """The server's completions of ``argument`` (typed so far: ``value``) of prompt ``ref``
+        (its name on the server) or of resource template ``ref`` (a URI template); ``context``
+        is JSON of the other arguments already chosen."""
+        given = json.loads(context) or None
+        result = self._require_runtime().complete(namespace, ref, (argument, value), given)
+        self._last = result
+        if not result.success:
+            raise AssertionError(f"completion failed: {result.error_type}: {result.error}")
+        values = (result.output or {}).get("values")
+        return [str(v) for v in values] if isinstance(values, list) else []
+
+    def call_tool_with_progress(
+        self, name: str, arguments: str = "{}", timeout: float = 30.0
+    ) -> list[dict[str, Any]]:
+        """Call ``namespace/tool`` asking the server for progress; return the updates, in order,
+        each ``{"progress": ..., "total": ..., "message": ...}``. The result is the last result.
+
+        Progress news reaches the host on a thread of its own and may trail the answer: when the
+        last update is short of the total the server announced, this waits up to 5 s for it.
+        """
+        updates: list[dict[str, Any]] = []
+        arrived = threading.Condition()
+
+        def seen(progress: float, total: float | None, message: str | None) -> None:
+            with arrived:
+                updates.append({"progress": progress, "total": total, "message": message})
+                arrived.notify_all()
+
+        def finished() -> bool:
+            last = updates[-1] if updates else None
+            return last is None or last["total"] is None or last["progress"] >= last["total"]
+
+        runtime = self._require_runtime()
+        self._last = runtime.call_tool(name, json.loads(arguments), timeout=float(timeout), progress=seen)
+        self._remember_pids()
+        with arrived:
+            arrived.wait_for(finished, timeout=_PROGRESS_SETTLE)
+            return list(updates)
 
     def server_status(self, namespace: str) -> ServerStatus:
         """The `ServerStatus` of one server."""
@@ -226,6 +331,17 @@ class robotlib:
         result = self._require_last()
         if result.output != json.loads(expected_json):
             raise AssertionError(f"output is {result.output}, expected {expected_json}")
+
+    def _last_lines(self, field: str, keyword: str) -> str:
+        result = self._require_last()
+        if not result.success:
+            raise AssertionError(f"{keyword} failed: {result.error_type}: {result.error}")
+        items = (result.output or {}).get(field)
+        if not isinstance(items, list):
+            raise AssertionError(f"the last result has no {field} (use {keyword} first)")
+        text = ContentText()
+        lines = text.contents(items) if field == "contents" else text.messages(items)
+        return "\n".join(lines)
 
     def _require_last(self) -> ToolResult:
         if self._last is None:

@@ -320,7 +320,7 @@ def test_resources_and_read_of_server_everything(everything: Path) -> None:
         for line in out.splitlines()[2:]
         if line
     )
-    assert "demo://resource/dynamic/text/{index}" in out
+    assert "demo://resource/dynamic/text/{resourceId}" in out
     status, out = run("read", "everything", "demo://resource/dynamic/text/1", "--config", str(everything))
     assert status == 0
     assert out.strip()
