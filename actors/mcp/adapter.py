@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 import pydantic
+from opentelemetry import context as otel_context
 
 from actors.loop import EventLoop
 from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec
@@ -90,6 +91,17 @@ def _labelled(kind: ErrorType, text: str) -> str:
     if not text or text == label:
         return label
     return text if text.startswith(f"{label}:") else f"{label}: {text}"
+
+
+async def _traced(context: otel_context.Context | None, fn: Callable[..., Awaitable[_L]], *args: Any) -> _L:
+    """``fn(*args)`` with ``context`` current, so the SDK's request span nests under the caller's."""
+    if context is None:
+        return await fn(*args)
+    token = otel_context.attach(context)
+    try:
+        return await fn(*args)
+    finally:
+        otel_context.detach(token)
 
 
 def _outcome_output(outcome: CallOutcome) -> dict[str, Any]:
@@ -311,40 +323,69 @@ class MCPToolAdapter:
         *,
         validated: bool = False,
         progress: Progress | None = None,
+        context: otel_context.Context | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
         """A future of the call's `ToolResult`; it always completes, within ``timeout`` + ~1 s.
 
         ``validated`` says the caller already checked the arguments against the tool's schema;
-        ``progress`` asks the server for progress notifications (a coroutine run on the loop).
+        ``progress`` asks the server for progress notifications (a coroutine run on the loop);
+        ``context`` is the OpenTelemetry context the request runs in (its span's).
         """
         limit = timeout if timeout is not None else self.config.call_timeout
-        return self._ensure_loop().submit(self._invoke, tool, arguments, limit, validated, progress)
+        return self._ensure_loop().submit(
+            _traced, context, self._invoke, tool, arguments, limit, validated, progress
+        )
 
-    def read_future(self, uri: str, timeout: float) -> concurrent.futures.Future[ToolResult]:
+    def read_future(
+        self, uri: str, timeout: float, *, context: otel_context.Context | None = None
+    ) -> concurrent.futures.Future[ToolResult]:
         """Read a resource: output ``{"contents": [...]}``. Always completes, like `invoke_future`."""
         return self._ensure_loop().submit(
-            self._ask, f"resources/read {uri}", timeout, lambda t: t.read_resource(uri, timeout)
+            _traced,
+            context,
+            self._ask,
+            f"resources/read {uri}",
+            timeout,
+            lambda t: t.read_resource(uri, timeout),
         )
 
     def prompt_future(
-        self, name: str, arguments: dict[str, str], timeout: float
+        self,
+        name: str,
+        arguments: dict[str, str],
+        timeout: float,
+        *,
+        context: otel_context.Context | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
         """Get a prompt: output ``{"messages": [...], "description": ...}``."""
         return self._ensure_loop().submit(
-            self._ask, f"prompts/get {name}", timeout, lambda t: t.get_prompt(name, arguments, timeout)
+            _traced,
+            context,
+            self._ask,
+            f"prompts/get {name}",
+            timeout,
+            lambda t: t.get_prompt(name, arguments, timeout),
         )
 
     def complete_future(
-        self, ref: JSONObject, argument: dict[str, str], context: dict[str, str] | None, timeout: float
+        self,
+        ref: JSONObject,
+        argument: dict[str, str],
+        arguments_so_far: dict[str, str] | None,
+        timeout: float,
+        *,
+        context: otel_context.Context | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
         """Complete an argument: output ``{"values": [...], "total": ..., "hasMore": ...}``."""
 
         async def complete(t: ClientTransport) -> JSONObject:
-            answer = await t.complete(ref, argument, context, timeout)
+            answer = await t.complete(ref, argument, arguments_so_far, timeout)
             completion = answer.get("completion")
             return dict(completion) if isinstance(completion, dict) else {"values": []}
 
-        return self._ensure_loop().submit(self._ask, "completion/complete", timeout, complete)
+        return self._ensure_loop().submit(
+            _traced, context, self._ask, "completion/complete", timeout, complete
+        )
 
     def subscribe_future(self, uri: str, *, subscribe: bool = True) -> concurrent.futures.Future[ToolResult]:
         """Start (or with ``subscribe=False`` end) following updates of ``uri``."""

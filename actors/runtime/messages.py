@@ -19,6 +19,7 @@ from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTempla
 from actors.mcp.config import ServerConfig
 from actors.mcp.transport import RemoteTool, ServerInfo
 from actors.runtime.schema_cache import CachedLists
+from actors.runtime.telemetry import current_context
 from actors.tools import ToolError, ToolResult, ToolSpec, check_json
 
 __all__ = [
@@ -76,6 +77,8 @@ class CallTool:
     """Seconds; the server's ``callTimeout`` when None."""
     progress: OnProgress | None = field(default=None, repr=False)
     """Asks the server for progress notifications and hands each to this callable."""
+    trace_context: Any = field(default_factory=current_context, repr=False, compare=False)
+    """The sender's OpenTelemetry context: the request's span is its child."""
     reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
 
     @property
@@ -120,6 +123,8 @@ class ReadResource:
     namespace: str
     uri: str
     timeout: float | None = None
+    trace_context: Any = field(default_factory=current_context, repr=False, compare=False)
+    """The sender's OpenTelemetry context: the request's span is its child."""
     reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
 
     @property
@@ -141,6 +146,8 @@ class GetPrompt:
     prompt: str
     arguments: dict[str, str] = field(default_factory=dict)
     timeout: float | None = None
+    trace_context: Any = field(default_factory=current_context, repr=False, compare=False)
+    """The sender's OpenTelemetry context: the request's span is its child."""
     reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
 
     @property
@@ -171,6 +178,8 @@ class Complete:
     argument: dict[str, str]
     context: dict[str, str] | None = None
     timeout: float | None = None
+    trace_context: Any = field(default_factory=current_context, repr=False, compare=False)
+    """The sender's OpenTelemetry context: the request's span is its child."""
     reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
 
     @property

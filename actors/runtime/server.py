@@ -67,6 +67,7 @@ from actors.runtime.messages import (
 from actors.runtime.reply import failure, pipe, settle, settle_exception, tell
 from actors.runtime.schema_cache import CachedLists
 from actors.runtime.state import ServerState
+from actors.runtime.telemetry import end_span, instruments, request_span, run_in
 from actors.runtime.timers import TimerService
 from actors.tools import ErrorType, ToolError, ToolResult, ToolSpec, duration_text, validate_inputs
 
@@ -225,6 +226,7 @@ class ServerActor(AnsweringActor):
         self.start_future: concurrent.futures.Future[Any] | None = None
         self.probe: concurrent.futures.Future[None] | None = None
         self.probe_timeouts = 0
+        self.start_began = 0.0
         self.info: ServerInfo | None = None
         self.tools: dict[str, ToolSpec] | None = None
         """The tools it offers, once known (it ran, or the schema cache knew): calls are checked
@@ -259,6 +261,7 @@ class ServerActor(AnsweringActor):
     def state(self, new: ServerState) -> None:
         old, self._state = self._state, new
         if new != old:
+            instruments().state_changes.add(1, {"namespace": self.namespace, "state": str(new)})
             logger.info(
                 "%s: %s -> %s",
                 self.namespace,
@@ -430,20 +433,33 @@ class ServerActor(AnsweringActor):
     def _timeout(self, call: ServerRequest) -> float:
         return call.timeout if call.timeout is not None else self.config.call_timeout
 
-    def _send(self, call: ServerRequest, timeout: float) -> concurrent.futures.Future[ToolResult]:
+    def _send(self, call: ServerRequest, timeout: float, trace: Any) -> concurrent.futures.Future[ToolResult]:
         match call:
             case CallTool():
                 progress = self._progress(call) if call.progress is not None else None
                 return self.adapter.invoke_future(
-                    call.tool, call.arguments, timeout, validated=True, progress=progress
+                    call.tool, call.arguments, timeout, validated=True, progress=progress, context=trace
                 )
             case ReadResource():
-                return self.adapter.read_future(call.uri, timeout)
+                return self.adapter.read_future(call.uri, timeout, context=trace)
             case GetPrompt():
-                return self.adapter.prompt_future(call.prompt, dict(call.arguments), timeout)
+                return self.adapter.prompt_future(call.prompt, dict(call.arguments), timeout, context=trace)
             case Complete():
                 context = dict(call.context) if call.context is not None else None
-                return self.adapter.complete_future(dict(call.ref), dict(call.argument), context, timeout)
+                return self.adapter.complete_future(
+                    dict(call.ref), dict(call.argument), context, timeout, context=trace
+                )
+
+    def _span_name(self, call: ServerRequest) -> str:
+        match call:
+            case CallTool():
+                return f"mcp.call_tool {self.namespace}/{call.tool}"
+            case ReadResource():
+                return f"mcp.read_resource {self.namespace}"
+            case GetPrompt():
+                return f"mcp.get_prompt {self.namespace}/{call.prompt}"
+            case Complete():
+                return f"mcp.complete {self.namespace}"
 
     def _progress(self, call: CallTool) -> Any:
         host, report = self.host, call.progress
@@ -462,6 +478,19 @@ class ServerActor(AnsweringActor):
         self.last_activity = time.monotonic()
         ref = self.actor_ref
         total = self._timeout(call)
+        labels = {"namespace": self.namespace, "target": call.target}
+        span = request_span(
+            self._span_name(call),
+            call.trace_context,
+            {
+                "mcp_actors.namespace": self.namespace,
+                "mcp_actors.target": call.target,
+                "mcp_actors.server.pid": self.adapter.pid or 0,
+                "mcp_actors.server.restarts": self.restarts,
+            },
+        )
+        metrics = instruments()
+        metrics.in_flight.add(1, labels)
 
         def done(future: concurrent.futures.Future[ToolResult]) -> None:
             # Runs on the loop thread: answer the caller at once, then tell the actor.
@@ -479,11 +508,20 @@ class ServerActor(AnsweringActor):
                 )
             settle(call.reply, result)
             tell(ref, CallDone(call_id, result.error_type, result.duration_ms))
+            end_span(span, result.error_type, result.error, result.duration_ms)
+            outcome = {**labels, "outcome": result.error_type or "ok"}
+            metrics.in_flight.add(-1, labels)
+            metrics.calls.add(1, outcome)
+            metrics.latency.record(result.duration_ms, outcome)
+            if result.error_type is not None:
+                metrics.errors.add(1, outcome)
 
         try:
-            future = self._send(call, timeout)
+            future = self._send(call, timeout, run_in(span))
         except Exception as exc:
             del self.in_flight[call_id]
+            metrics.in_flight.add(-1, labels)
+            end_span(span, ErrorType.CONNECTION, str(exc), 0.0)
             self._answer(call, ToolResult.fail(ErrorType.CONNECTION, str(exc)))
             return
         # A caller that cancels its reply cancels the request at the server.
@@ -625,6 +663,7 @@ class ServerActor(AnsweringActor):
             return
         self.connection += 1
         self.link = _Link.OPENING
+        self.start_began = time.monotonic()
         connection = self.connection
         logger.info("%s: starting (%s)", self.namespace, self.config.transport)
 
@@ -652,6 +691,9 @@ class ServerActor(AnsweringActor):
             return
         self.state = ServerState.RUNNING
         self.last_activity = time.monotonic()
+        instruments().start_time.record(
+            (self.last_activity - self.start_began) * 1000.0, {"namespace": self.namespace}
+        )
         logger.info("%s: running (pid %s, %d tools)", self.namespace, self.adapter.pid, len(tools))
         if self.supervisor is not None:
             tell(self.supervisor, ServerUp(self.namespace))
@@ -821,6 +863,10 @@ class ServerActor(AnsweringActor):
 
     def _crashed(self, reason: str) -> None:
         logger.warning("%s: crashed: %s", self.namespace, reason)
+        crash = request_span(
+            f"mcp.server.crash {self.namespace}", None, {"mcp_actors.namespace": self.namespace}
+        )
+        end_span(crash, "crash", reason, 0.0)
         self._note_error(reason)
         self.state = ServerState.RESTARTING
         self.probe = None
@@ -833,6 +879,7 @@ class ServerActor(AnsweringActor):
         if self.state != ServerState.RESTARTING or self.retired is not None:
             return
         self.restarts += 1
+        instruments().restarts.add(1, {"namespace": self.namespace})
         logger.info(
             "%s: restart %d",
             self.namespace,
@@ -900,6 +947,7 @@ class ServerActor(AnsweringActor):
             self.probe_timeouts = 0
             return
         self.health_check_failures += 1
+        instruments().health_failures.add(1, {"namespace": self.namespace})
         if error_type == ErrorType.TIMEOUT and self.probe_timeouts == 0:
             # A busy server (a large answer still in the pipe ahead of the probe) gets one more
             # chance; a dead one fails its next probe just the same.

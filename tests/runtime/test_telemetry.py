@@ -1,0 +1,167 @@
+"""OpenTelemetry: a call's spans form one trace across threads; crashes and restarts are recorded;
+nothing is recorded when the host configures no provider.
+
+The global providers can be set once per process: this module sets them once, and collects
+only while a test asks it to, so the rest of the run is not slowed or filled with spans.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator, Sequence
+
+import pytest
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.trace import StatusCode
+
+from actors import CallTool, Runtime
+from tests.conftest import wait_until
+from tests.runtime.conftest import ROOT, config, stdio_server
+
+WAIT = 30.0
+
+
+class _Collector(SpanProcessor):
+    """Keeps ended spans while `collecting` is set."""
+
+    def __init__(self) -> None:
+        self.collecting = False
+        self.spans: list[ReadableSpan] = []
+        self._lock = threading.Lock()
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self.collecting:
+            with self._lock:
+                self.spans.append(span)
+
+    def named(self, prefix: str) -> list[ReadableSpan]:
+        with self._lock:
+            return [s for s in self.spans if s.name.startswith(prefix)]
+
+
+_collector = _Collector()
+_reader = InMemoryMetricReader()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _providers() -> None:
+    provider = TracerProvider()
+    provider.add_span_processor(_collector)
+    trace.set_tracer_provider(provider)
+    metrics.set_meter_provider(MeterProvider(metric_readers=[_reader]))
+
+
+@pytest.fixture
+def spans() -> Iterator[_Collector]:
+    _collector.spans.clear()
+    _collector.collecting = True
+    try:
+        yield _collector
+    finally:
+        _collector.collecting = False
+        _collector.spans.clear()
+
+
+def metric_total(name: str, namespace: str) -> float:
+    data = _reader.get_metrics_data()
+    total = 0.0
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name != name:
+                    continue
+                for point in metric.data.data_points:
+                    if point.attributes.get("namespace") == namespace:
+                        total += getattr(point, "value", 0) or 0
+    return total
+
+
+def trace_ids(found: Sequence[ReadableSpan]) -> set[int]:
+    return {span.context.trace_id for span in found if span.context is not None}
+
+
+def test_a_calls_spans_form_one_trace_across_threads(spans: _Collector) -> None:
+    tracer = trace.get_tracer("the host")
+    with Runtime.start(config({"fx": stdio_server()})) as rt:
+        with tracer.start_as_current_span("the host's request") as root:
+            result = rt.call_tool("fx/echo", {"text": "traced"}, timeout=WAIT)
+        assert result.success, result
+        assert wait_until(lambda: spans.named("MCP send tools/call"), WAIT)
+    (call,) = spans.named("mcp.call_tool fx/echo")
+    (sent,) = spans.named("MCP send tools/call echo")
+    host_trace = root.get_span_context().trace_id
+    assert trace_ids([call, sent]) == {host_trace}
+    assert call.parent is not None and call.parent.span_id == root.get_span_context().span_id
+    assert sent.parent is not None and call.context is not None
+    assert sent.parent.span_id == call.context.span_id
+    assert call.attributes is not None
+    assert call.attributes["mcp_actors.namespace"] == "fx"
+    assert call.attributes["mcp_actors.target"] == "echo"
+    assert call.attributes["mcp_actors.server.pid"] > 0
+    assert call.status.status_code != StatusCode.ERROR
+
+
+def test_a_message_api_call_carries_the_senders_context(spans: _Collector) -> None:
+    tracer = trace.get_tracer("the host")
+    with Runtime.start(config({"fx": stdio_server()})) as rt:
+        with tracer.start_as_current_span("sender") as root:
+            message = CallTool("fx", "add", {"a": 1, "b": 2})
+        rt.registry.tell(message)  # sent outside the span: the message remembers it
+        assert message.reply.result(timeout=WAIT).success
+        assert wait_until(lambda: spans.named("mcp.call_tool fx/add"), WAIT)
+    (call,) = spans.named("mcp.call_tool fx/add")
+    assert call.context is not None and call.context.trace_id == root.get_span_context().trace_id
+
+
+def test_a_crash_shows_as_an_error_span_and_a_restart_metric(spans: _Collector) -> None:
+    restarts_before = metric_total("mcp_actors.restarts", "fx")
+    with Runtime.start(config({"fx": stdio_server(restartBackoff=0.05)})) as rt:
+        assert rt.call_tool("fx/echo", {"text": "up"}, timeout=WAIT).success
+        pid = rt.status("fx")[0].pid
+        assert pid is not None
+        slow = CallTool("fx", "sleep", {"seconds": 30}, timeout=60)
+        rt.registry.tell(slow)
+        assert wait_until(lambda: rt.status("fx")[0].in_flight == 1, WAIT)
+        os.kill(pid, signal.SIGKILL)
+        assert slow.reply.result(timeout=WAIT).error_type == "connection"
+        assert wait_until(lambda: rt.status("fx")[0].restarts == 1, WAIT)
+        assert wait_until(lambda: spans.named("mcp.call_tool fx/sleep"), WAIT)
+    (failed,) = spans.named("mcp.call_tool fx/sleep")
+    assert failed.status.status_code == StatusCode.ERROR
+    assert failed.attributes is not None and failed.attributes["error.type"] == "connection"
+    assert spans.named("mcp.server.crash fx")
+    assert metric_total("mcp_actors.restarts", "fx") == restarts_before + 1
+    assert metric_total("mcp_actors.errors", "fx") >= 1
+
+
+def test_nothing_is_recorded_without_a_provider() -> None:
+    # A fresh interpreter: this module has set global providers in this one.
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from opentelemetry import trace
+        from actors import Runtime
+        from actors.runtime import telemetry
+        from tests.runtime.conftest import config, stdio_server
+        with Runtime.start(config({{"fx": stdio_server()}})) as rt:
+            assert rt.call_tool("fx/echo", {{"text": "x"}}, timeout=30).success
+        span = telemetry.request_span("probe", None, {{}})
+        assert not span.is_recording(), span
+        assert type(trace.get_tracer_provider()).__name__ == "ProxyTracerProvider"
+        print("nothing recorded")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "nothing recorded" in done.stdout
