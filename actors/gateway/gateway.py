@@ -124,7 +124,7 @@ class Gateway:
         return cls(load_config(config), schema_cache=schema_cache)
 
     def _build_server(self) -> Server[Any]:
-        return Server(
+        server: Server[Any] = Server(
             "mcp-actors",
             version=version("mcp-actors"),
             instructions=_INSTRUCTIONS,
@@ -140,6 +140,10 @@ class Gateway:
             on_get_prompt=self._get_prompt,
             on_completion=self._complete,
         )
+        # Registered apart from the constructor, which warns that logging is deprecated in
+        # 2026-07-28: handshake-era clients (and the conformance suite) still set a level.
+        server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
+        return server
 
     def initialization_options(self) -> Any:
         """What the gateway declares: list changes of tools, resources and prompts."""
@@ -189,6 +193,25 @@ class Gateway:
         with self._sessions.lock:
             self._sessions.busy.get(namespace, {}).pop(ticket, None)
 
+    async def _internal(self, external: str, listing: ListTools | ListPrompts) -> str | None:
+        """The ``namespace/name`` behind ``external``, listing once if it was never handed out.
+
+        A client may call a name it learned from an earlier gateway process or session
+        without listing first: the names are learned from the registry's list then.
+        """
+        name = self.names.internal(external)
+        if name is None:
+            specs: list[ToolSpec] | list[PromptSpec] = await self._ask(listing)
+            for spec in specs:
+                self.names.external(spec.name)
+            name = self.names.internal(external)
+        return name
+
+    async def _set_level(self, ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        # Accepted for the client's sake; what each backend logs is its own ``logLevel`` key.
+        self._seen(ctx)
+        return types.EmptyResult()
+
     # ---- tools ---------------------------------------------------------------------------
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
@@ -207,7 +230,7 @@ class Gateway:
         )
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        name = self.names.internal(params.name)
+        name = await self._internal(params.name, ListTools())
         if name is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         namespace, _, tool = name.partition("/")
@@ -315,7 +338,7 @@ class Gateway:
         )
 
     async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        name = self.names.internal(params.name)
+        name = await self._internal(params.name, ListPrompts())
         if name is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name}")
         namespace, _, prompt = name.partition("/")
@@ -329,7 +352,7 @@ class Gateway:
     async def _complete(self, ctx: Any, params: types.CompleteRequestParams) -> types.CompleteResult:
         ref = params.ref
         if isinstance(ref, types.PromptReference):
-            name = self.names.internal(ref.name)
+            name = await self._internal(ref.name, ListPrompts())
             if name is None:
                 raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {ref.name}")
             namespace, _, prompt = name.partition("/")
