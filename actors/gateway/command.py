@@ -10,7 +10,10 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
@@ -18,7 +21,8 @@ import anyio
 
 from actors.config import RuntimeConfig
 from actors.gateway.gateway import Gateway
-from actors.gateway.serve import HTTPRefused, is_loopback, serve_http, serve_stdio
+from actors.gateway.reload import ConfigReloader
+from actors.gateway.serve import HTTPRefused, Metrics, is_loopback, serve_http, serve_stdio
 from actors.runtime.schema_cache import SchemaCache
 
 __all__ = ["ENV_TOKEN", "add_arguments", "serve"]
@@ -40,6 +44,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-cache", action="store_true", help="do not keep what servers list on disk (the schema cache)"
     )
     parser.add_argument("--log-level", default="WARNING", help="log level on stderr (default WARNING)")
+    parser.add_argument(
+        "--tool-search",
+        action="store_true",
+        help='list only search_tools and call_tool, for large catalogs (or "toolSearch": true)',
+    )
+    parser.add_argument(
+        "--watch", action="store_true", help="reload the config file when it changes (SIGHUP reloads it too)"
+    )
+    parser.add_argument(
+        "--no-metrics", action="store_true", help="no Prometheus /metrics endpoint on the HTTP gateway"
+    )
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -53,6 +68,25 @@ def _token(path: str | None) -> str | None:
     if path:
         return Path(path).read_text(encoding="utf-8").strip() or None
     return os.environ.get(ENV_TOKEN) or None
+
+
+def prometheus_metrics() -> Metrics | None:
+    """Export the runtime's OpenTelemetry metrics as Prometheus text, for ``/metrics``.
+
+    The command owns its process, so it may set the global meter provider (a library never
+    does). None, with a warning, when the ``gateway`` extra is not installed.
+    """
+    try:
+        # Deferred: optional packages, imported on the command's own thread before serving.
+        import prometheus_client  # noqa: PLC0415
+        from opentelemetry import metrics  # noqa: PLC0415
+        from opentelemetry.exporter.prometheus import PrometheusMetricReader  # noqa: PLC0415
+        from opentelemetry.sdk.metrics import MeterProvider  # noqa: PLC0415
+    except ImportError as exc:
+        logger.warning("no /metrics: %s (pip install 'mcp-actors[gateway]')", exc)
+        return None
+    metrics.set_meter_provider(MeterProvider(metric_readers=[PrometheusMetricReader()]))
+    return prometheus_client.generate_latest
 
 
 def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = None) -> int:
@@ -70,15 +104,39 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
                 f"serving on {address[0]} (not loopback) needs a bearer token: "
                 f"set ${ENV_TOKEN} or --token-file"
             )
+        if args.watch and config.source is None:
+            raise ValueError("--watch needs a config file (--config FILE)")
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=err)
         return 2
-    with Gateway(config, schema_cache=cache) as gateway:
+    metrics = None if address is None or args.no_metrics else prometheus_metrics()
+    searching = True if args.tool_search else None
+    with Gateway(config, schema_cache=cache, tool_search=searching) as gateway, _reloading(gateway, args):
         try:
             if address is None:
                 anyio.run(serve_stdio, gateway)
             else:
-                anyio.run(serve_http, gateway, address[0], address[1], token)
+                anyio.run(serve_http, gateway, address[0], address[1], token, metrics)
         except KeyboardInterrupt:
             pass
     return 0
+
+
+@contextmanager
+def _reloading(gateway: Gateway, args: argparse.Namespace) -> Iterator[None]:
+    """Meanwhile, reload the config file on SIGHUP, and when it changes with ``--watch``."""
+    path = gateway.config.source
+    hangup = getattr(signal, "SIGHUP", None)
+    if path is None or (hangup is None and not args.watch):
+        yield
+        return
+    with ConfigReloader(gateway, path, watch=args.watch) as reloader:
+        if hangup is None:
+            yield
+            return
+        # The handler only wakes the reloader's thread: a reload waits on the runtime.
+        previous = signal.signal(hangup, lambda signum, frame: reloader.request())
+        try:
+            yield
+        finally:
+            signal.signal(hangup, previous)

@@ -22,12 +22,12 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from actors.gateway.gateway import Gateway
 
-__all__ = ["HTTPRefused", "http_app", "is_loopback", "serve_http", "serve_stdio"]
+__all__ = ["HTTPRefused", "Metrics", "http_app", "is_loopback", "serve_http", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,8 +73,15 @@ class _BearerToken:
         await self._app(scope, receive, send)
 
 
-def http_app(gateway: Gateway, host: str, port: int, token: str | None = None) -> Any:
-    """The gateway as an ASGI app: MCP on ``/mcp``, ``/healthz`` beside it."""
+Metrics = Callable[[], bytes]
+"""Renders the metrics as Prometheus text."""
+
+
+def http_app(
+    gateway: Gateway, host: str, port: int, token: str | None = None, metrics: Metrics | None = None
+) -> Any:
+    """The gateway as an ASGI app: MCP on ``/mcp``, ``/healthz`` beside it, and ``/metrics``
+    (Prometheus text) when ``metrics`` is given."""
     if not is_loopback(host) and not token:
         raise HTTPRefused(
             f"serving on {host} (not loopback) needs a bearer token: set MCP_ACTORS_TOKEN or --token-file"
@@ -99,16 +106,25 @@ def http_app(gateway: Gateway, host: str, port: int, token: str | None = None) -
         }
         return JSONResponse({"status": "ok", "servers": servers})
 
-    app = Starlette(
-        routes=[Route("/healthz", healthz), Mount("/", app=mcp_app)],
-        lifespan=mcp_app.router.lifespan_context,
-    )
+    routes: list[Route | Mount] = [Route("/healthz", healthz)]
+    if metrics is not None:
+        render = metrics
+
+        async def exposition(request: Request) -> Response:
+            body = await anyio.to_thread.run_sync(render)
+            return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+        routes.append(Route("/metrics", exposition))
+    routes.append(Mount("/", app=mcp_app))
+    app = Starlette(routes=routes, lifespan=mcp_app.router.lifespan_context)
     return _BearerToken(app, token) if token else app
 
 
-async def serve_http(gateway: Gateway, host: str, port: int, token: str | None = None) -> None:
+async def serve_http(
+    gateway: Gateway, host: str, port: int, token: str | None = None, metrics: Metrics | None = None
+) -> None:
     """Serve Streamable HTTP on ``host:port`` until cancelled."""
-    app = http_app(gateway, host, port, token)
+    app = http_app(gateway, host, port, token, metrics)
     gateway.bind(asyncio.get_running_loop())
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
