@@ -145,7 +145,7 @@ def test_a_malformed_allow_list_line_is_refused(tmp_path: Path) -> None:
 def test_the_project_allow_list_is_short_and_each_entry_has_a_reason() -> None:
     entries = read_allow_list(ROOT / "tests" / "allowed-skips.txt")
     assert 1 <= len(entries) <= 3, entries
-    assert [e.kind for e in entries].count("xfail") == 1, "xfail is allowed for one known limitation only"
+    assert [e.kind for e in entries].count("xfail") <= 1, "xfail is allowed for one known limitation at most"
     assert all(len(e.reason) >= 10 for e in entries), entries
 
 
@@ -239,7 +239,11 @@ def _loop_lag_markers() -> list[str]:
     for path in sorted((ROOT / "tests").rglob("test_*.py")):
         if "node_modules" in path.parts:
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        try:
+            tree = ast.parse(path.read_text())
+        except SyntaxError:
+            continue  # collecting it fails the run anyway
+        for node in ast.walk(tree):
             if not isinstance(node, ast.FunctionDef):
                 continue
             for decorator in node.decorator_list:
