@@ -46,7 +46,7 @@ pytest: $(STAMP)
 # npm packages of the interop suite (third-party MCP servers) and of the conformance suite (with
 # the Node 22 it needs), pinned by their lock files: installed when missing or older than the
 # lock file. They are part of the test run: without npm, make test fails here and says so.
-NPM_DEPS := tests/interop/node_modules tests/conformance/node_modules
+NPM_DEPS := tests/interop/node_modules tests/conformance/node_modules tests/gateway/node_modules
 pytest: $(NPM_DEPS)
 tests/%/node_modules: tests/%/package-lock.json
 	@command -v npm >/dev/null || { echo "make test needs npm (Node.js) to install tests/$*: the interop" \
