@@ -193,9 +193,11 @@ class ProgressBar:
         self._drawn = False
         self._closed = False
         try:
-            self._columns = os.get_terminal_size(stream.fileno()).columns
+            columns = os.get_terminal_size(stream.fileno()).columns
         except (OSError, ValueError, AttributeError):
-            self._columns = 80
+            columns = 0
+        # A terminal whose size was never set (a fresh pty, some CI runners) says 0 columns.
+        self._columns = columns if columns > 0 else 80
 
     def line(self, progress: float, total: float | None, message: str | None) -> str:
         """The bar for one update: ``[#####-------]  42% message``, or without a total the

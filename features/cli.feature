@@ -67,3 +67,87 @@ Feature: The mcp-actors command
     When the user runs "mcp-actors --version"
     Then the command succeeds
     And the output is "mcp-actors" and the installed version
+
+  Scenario: call shows every content block, one line for each that is not text
+    Given a folder with an mcp.json for the media server named "m"
+    When the user runs "mcp-actors call m/media"
+    Then the command succeeds
+    And the output is:
+      """
+      Here is everything:
+      [image image/png, 1.3 kB]
+      [audio audio/wav, 3.4 kB]
+      [resource file:///x text/plain]
+      [resource media://logo image/png, 100 B]
+      [link file:///x]
+      """
+
+  Scenario: call saves binary content to a folder and says where each went
+    Given a folder with an mcp.json for the media server named "m"
+    When the user runs "mcp-actors call m/media --save out"
+    Then the command succeeds
+    And the output mentions "[image image/png, 1.3 kB] saved to out/image-2.png"
+    And the output mentions "[audio audio/wav, 3.4 kB] saved to out/audio-3.wav"
+    And the folder holds the files "out/image-2.png, out/audio-3.wav, out/resource-5.png"
+
+  Scenario: A call that reports progress draws nothing when stderr is not a terminal
+    Given a folder with an mcp.json for the media server named "m"
+    When the user runs "mcp-actors call m/steps '{"count": 3}'"
+    Then the command succeeds
+    And the output is "3 steps done"
+    And the error output is empty
+
+  Scenario: resources lists the resources and the templates
+    Given a folder with an mcp.json for the media server named "m"
+    When the user runs "mcp-actors resources"
+    Then the command succeeds
+    And the output mentions "media://notes "
+    And the output mentions "media://logo "
+    And the output mentions "media://notes/{day}"
+
+  Scenario: read prints a text resource as text
+    Given a folder with an mcp.json for the media server named "m"
+    When the user runs "mcp-actors read m media://notes"
+    Then the command succeeds
+    And the output is:
+      """
+      first note
+      second note
+      """
+
+  Scenario: read prints a binary resource in one line
+    Given a folder with an mcp.json for the media server named "m"
+    When the user runs "mcp-actors read m media://logo"
+    Then the command succeeds
+    And the output is "[resource media://logo image/png, 100 B]"
+
+  Scenario: read of a resource the server does not have fails as not found
+    Given a folder with an mcp.json for the media server named "m"
+    When the user runs "mcp-actors read m media://nothing-here"
+    Then the command fails with status 1
+    And the error output mentions "error: not_found:"
+
+  Scenario: prompts lists the prompts with their arguments
+    Given a folder with an mcp.json for the media server named "m"
+    When the user runs "mcp-actors prompts"
+    Then the command succeeds
+    And the output lists the tool "m/greet"
+    And the output lists the tool "m/show"
+
+  Scenario: prompt fills a prompt in and prints its messages
+    Given a folder with an mcp.json for the media server named "m"
+    When the user runs "mcp-actors prompt m/greet '{"name": "Ada"}'"
+    Then the command succeeds
+    And the output is "user: Say hello to Ada."
+
+  Scenario: prompt without a required argument is a validation error
+    Given a folder with an mcp.json for the media server named "m"
+    When the user runs "mcp-actors prompt m/greet '{}'"
+    Then the command fails with status 1
+    And the error output mentions "error: validation:"
+
+  Scenario: prompt arguments must be text
+    Given a folder with an mcp.json for the media server named "m"
+    When the user runs "mcp-actors prompt m/greet '{"name": 7}'"
+    Then the command fails with status 2
+    And the error output mentions "error: prompt arguments must be text: name"

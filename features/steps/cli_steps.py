@@ -15,6 +15,7 @@ from behave import given, then, when
 from behave.runner import Context
 
 SCRIPT_DIR = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _folder(context: Context) -> Path:
@@ -38,6 +39,13 @@ def step_folder_with_config(context: Context, name: str) -> None:
     # No "builtin" key: the built-in tools are off unless a configuration turns them on.
     config = {"mcpServers": {name: _demo_entry()}}
     (_folder(context) / "mcp.json").write_text(json.dumps(config))
+
+
+@given('a folder with an mcp.json for the media server named "{name}"')
+def step_folder_with_media_server(context: Context, name: str) -> None:
+    # tests/cli/media_server.py: every kind of content, progress, resources, prompts.
+    entry = {"command": sys.executable, "args": ["-m", "tests.cli.media_server"], "cwd": str(ROOT)}
+    (_folder(context) / "mcp.json").write_text(json.dumps({"mcpServers": {name: entry}}))
 
 
 @given('a folder with an mcp.json where server "{name}" runs "{command}"')
@@ -106,6 +114,22 @@ def step_lists_no_tool_of(context: Context, namespace: str) -> None:
 def step_output_is_version(context: Context) -> None:
     expected = f"mcp-actors {importlib.metadata.version('mcp-actors')}\n"
     assert context.done.stdout == expected, context.done.stdout
+
+
+@then("the output is:")
+def step_output_is_text(context: Context) -> None:
+    assert context.done.stdout == context.text + "\n", context.done.stdout
+
+
+@then("the error output is empty")
+def step_error_output_empty(context: Context) -> None:
+    assert context.done.stderr == "", context.done.stderr
+
+
+@then('the folder holds the files "{names}"')
+def step_folder_holds(context: Context, names: str) -> None:
+    for name in names.split(", "):
+        assert (context.cli_folder / name).is_file(), f"{name} is missing"
 
 
 @then('the output is "{text}"')
