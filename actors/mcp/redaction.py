@@ -1,6 +1,7 @@
 """Keeping secrets out of logs, status and errors.
 
-A server's env values and header values are taken to be secrets (tokens, keys). Every message
+A server's env values, header values and OAuth client secret are taken to be secrets (tokens,
+keys); OAuth tokens never enter a message in the first place (`actors.mcp.auth`). Every message
 the adapter produces from a failure is scrubbed of them before it reaches a log, a
 `ToolResult`, a `ToolError` or a status snapshot.
 """
@@ -8,6 +9,8 @@ the adapter produces from a failure is scrubbed of them before it reaches a log,
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+
+from actors.mcp.config import ServerConfig
 
 __all__ = ["MASK", "Redactor"]
 
@@ -33,6 +36,13 @@ class Redactor:
     @classmethod
     def for_server(cls, env: Mapping[str, str], headers: Mapping[str, str]) -> Redactor:
         return cls([*env.values(), *headers.values()])
+
+    @classmethod
+    def for_config(cls, config: ServerConfig) -> Redactor:
+        """The secrets of ``config``: env values, header values, the OAuth client secret."""
+        oauth = config.oauth
+        secret = [oauth.client_secret] if oauth is not None and oauth.client_secret else []
+        return cls([*config.env.values(), *config.headers.values(), *secret])
 
     def __call__(self, text: str) -> str:
         for secret in self._secrets:
