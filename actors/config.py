@@ -30,7 +30,7 @@ __all__ = ["BuiltinConfig", "ConfigError", "RuntimeConfig", "load_config"]
 
 
 # The keys of this runtime; "$schema" is an editor's hint, harmless.
-_RUNTIME_KEYS = ("mcpServers", "servers", "defaults", "builtin", "$schema")
+_RUNTIME_KEYS = ("mcpServers", "servers", "defaults", "builtin", "toolSearch", "$schema")
 
 # Top-level keys other hosts write into the same file: ignored with a warning, so their files load
 # unchanged. The value says whose key it is, and what the user should know beyond "ignored".
@@ -74,6 +74,8 @@ class RuntimeConfig(BaseModel):
 
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
     builtin: BuiltinConfig = Field(default_factory=BuiltinConfig)
+    tool_search: bool = False
+    """Through the gateway, list only ``search_tools`` and ``call_tool`` (``"toolSearch"``)."""
     source: str | None = None
     """Where the configuration came from, for messages."""
     warnings: tuple[str, ...] = ()
@@ -202,6 +204,11 @@ def load_config(
             for p in config_problems(None, exc)
         )
 
+    tool_search = data.get("toolSearch", False)
+    if not isinstance(tool_search, bool):
+        problems.append(ConfigProblem(server=None, key="toolSearch", message="must be true or false"))
+        tool_search = False
+
     servers: dict[str, ServerConfig] = {}
     for name, entry in entries.items():
         server = server_entry(str(name), entry, defaults, environ, problems, warnings)
@@ -215,4 +222,6 @@ def load_config(
         )
     if problems:
         raise ConfigError(problems, origin)
-    return RuntimeConfig(servers=servers, builtin=builtin, source=origin, warnings=tuple(warnings))
+    return RuntimeConfig(
+        servers=servers, builtin=builtin, tool_search=tool_search, source=origin, warnings=tuple(warnings)
+    )

@@ -19,6 +19,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import itertools
+import json
 import logging
 import re
 import threading
@@ -38,6 +39,7 @@ from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, S
 
 from actors.config import RuntimeConfig, load_config
 from actors.gateway.external import ExternalNames
+from actors.gateway.search import CALL_TOOL, DEFAULT_LIMIT, MAX_LIMIT, META_TOOLS, SEARCH_TOOLS, ToolIndex
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.runtime import Runtime
 from actors.runtime.messages import (
@@ -92,8 +94,18 @@ class _Sessions:
 class Gateway:
     """One MCP server in front of a `Runtime`'s registry."""
 
-    def __init__(self, config: RuntimeConfig, *, schema_cache: SchemaCache | None = None) -> None:
+    def __init__(
+        self,
+        config: RuntimeConfig,
+        *,
+        schema_cache: SchemaCache | None = None,
+        tool_search: bool | None = None,
+    ) -> None:
         self.config = config
+        self._tool_search_option = tool_search
+        self.tool_search = config.tool_search if tool_search is None else tool_search
+        """List only ``search_tools`` and ``call_tool`` (`actors.gateway.search`); ``tool_search``
+        given here overrides the config's ``toolSearch``, also across reloads."""
         self.names = ExternalNames(ns for ns, server in config.servers.items() if not server.prefix)
         self._sessions = _Sessions()
         self._bus = InMemorySubscriptionBus()
@@ -119,9 +131,10 @@ class Gateway:
         config: RuntimeConfig | Mapping[str, Any] | str | Path,
         *,
         schema_cache: SchemaCache | None = None,
+        tool_search: bool | None = None,
     ) -> Gateway:
         """A gateway for ``config`` (a `RuntimeConfig`, a dict in ``mcpServers`` form, or a file)."""
-        return cls(load_config(config), schema_cache=schema_cache)
+        return cls(load_config(config), schema_cache=schema_cache, tool_search=tool_search)
 
     def _build_server(self) -> Server[Any]:
         server: Server[Any] = Server(
@@ -216,6 +229,8 @@ class Gateway:
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         self._seen(ctx)
+        if self.tool_search:
+            return types.ListToolsResult(tools=list(META_TOOLS))
         specs: list[ToolSpec] = await self._ask(ListTools())
         return types.ListToolsResult(tools=[self._tool(spec) for spec in specs])
 
@@ -230,6 +245,8 @@ class Gateway:
         )
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if self.tool_search and params.name in (SEARCH_TOOLS, CALL_TOOL):
+            return await self._meta_tool(ctx, params)
         name = await self._internal(params.name, ListTools())
         if name is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
@@ -262,6 +279,60 @@ class Gateway:
                 coroutine.close()  # type: ignore[attr-defined]
             return None
         return asyncio.run_coroutine_threadsafe(_quietly(coroutine), loop)
+
+    # ---- tool search (large catalogs) --------------------------------------------------------
+
+    async def _meta_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = dict(params.arguments or {})
+        if params.name == SEARCH_TOOLS:
+            return await self._search_tools(ctx, arguments)
+        name, given = arguments.get("name"), arguments.get("arguments") or {}
+        if not isinstance(name, str) or not isinstance(given, Mapping):
+            return _refused(
+                ErrorType.VALIDATION, "call_tool takes 'name' (a tool's name) and 'arguments' (an object)"
+            )
+        if name in (SEARCH_TOOLS, CALL_TOOL):
+            return _refused(ErrorType.VALIDATION, f"call {name} itself, not through call_tool")
+        try:
+            # The same call as a direct one, within this request: its progress token, its cancellation.
+            return await self._call_tool(ctx, types.CallToolRequestParams(name=name, arguments=dict(given)))
+        except MCPError as exc:
+            return _refused(ErrorType.NOT_FOUND, f"{exc.error.message}; search_tools finds tools by keyword")
+
+    async def _search_tools(self, ctx: Any, arguments: dict[str, Any]) -> types.CallToolResult:
+        self._seen(ctx)
+        query, limit = arguments.get("query"), arguments.get("limit", DEFAULT_LIMIT)
+        if not isinstance(query, str) or not query.strip():
+            return _refused(ErrorType.VALIDATION, "search_tools needs a 'query': keywords, as text")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            return _refused(ErrorType.VALIDATION, f"'limit' must be a whole number from 1, got {limit!r}")
+        specs: list[ToolSpec] = await self._ask(ListTools())
+        entries = [(self.names.external(spec.name), spec) for spec in specs]
+        # Indexing a large catalog is CPU work: not on the loop every client is served on.
+        matches = await asyncio.to_thread(lambda: ToolIndex(entries).search(query, min(limit, MAX_LIMIT)))
+        found = {"tools": [match.to_json() for match in matches]}
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(found, ensure_ascii=False))],
+            structured_content=found,
+        )
+
+    # ---- config reload ---------------------------------------------------------------------
+
+    def adopt(self, config: RuntimeConfig) -> None:
+        """Serve ``config`` from now on, its servers already (un)registered in the runtime
+        (`actors.gateway.reload`); clients are told the lists changed. On a host thread."""
+        before = self.config
+        unprefixed = frozenset(ns for ns, server in config.servers.items() if not server.prefix)
+        if unprefixed != frozenset(ns for ns, server in before.servers.items() if not server.prefix):
+            self.names = ExternalNames(unprefixed)
+        self.config = config
+        searching = config.tool_search if self._tool_search_option is None else self._tool_search_option
+        toggled, self.tool_search = searching != self.tool_search, searching
+        if before.servers != config.servers:
+            for kind in ("tools", "resources", "prompts"):
+                self._lists_changed("", kind)
+        elif toggled:
+            self._lists_changed("", "tools")
 
     # ---- resources -------------------------------------------------------------------------
 
@@ -472,6 +543,11 @@ def _call_result(result: ToolResult) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=result.error or "")], is_error=True
     )
+
+
+def _refused(error_type: ErrorType, message: str) -> types.CallToolResult:
+    """A tool error the model can read and correct (not a protocol error)."""
+    return _call_result(ToolResult.fail(error_type, message))
 
 
 def _protocol_error(result: ToolResult) -> MCPError:
