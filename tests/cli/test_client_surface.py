@@ -415,3 +415,16 @@ def test_a_call_that_is_refused_still_exits_non_zero_through_the_script(media: P
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr.startswith("error: ")
+
+
+def test_a_read_that_never_answers_times_out_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # tests/servers/surface_server.py: surface://never is a read that never answers.
+    entry = {"command": sys.executable, "args": ["-m", "tests.servers.surface_server"], "cwd": str(ROOT)}
+    config = write_config(tmp_path, {"s": entry})
+    status, out = run("read", "s", "surface://never", "--timeout", "0.5", "--config", str(config))
+    assert (status, out) == (1, "")
+    err = capsys.readouterr().err
+    assert err.startswith("error: timeout: "), err
+    assert err.count("\n") == 1
