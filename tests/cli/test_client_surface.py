@@ -428,3 +428,18 @@ def test_a_read_that_never_answers_times_out_in_one_line(
     err = capsys.readouterr().err
     assert err.startswith("error: timeout: "), err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["resources", "prompts"])
+def test_a_listing_says_which_server_failed_lists_the_rest_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    broken = {"command": "no-such-mcp-server-xyz", "restartBackoff": 5}
+    config = write_config(tmp_path, {"m": media_entry(), "broken": broken})
+    status, out = run(command, "--config", str(config))
+    assert status == 1
+    listed = "m/greet" if command == "prompts" else "media://notes"
+    assert listed in out
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: server 'broken' did not list its {command}: "), err
+    assert "no-such-mcp-server-xyz" in err
