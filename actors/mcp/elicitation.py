@@ -1,9 +1,11 @@
 """Answers to a server's ``elicitation/create`` requests, by policy.
 
-A runtime has no user to ask, so a server that elicits gets a policy's answer instead:
-``decline``, or ``accept-defaults``, which accepts with each field's schema default (SEP-1034)
-and declines when a required field has none. Without a policy the client does not declare
-the elicitation capability, and servers do not elicit.
+A runtime has no user of its own to ask, so a server that elicits gets a policy's answer
+instead: ``decline``, or ``accept-defaults``, which accepts with each field's schema default
+(SEP-1034) and declines when a required field has none. ``ask`` hands the request to the host's
+handler (`actors.mcp.transport.ClientHandlers`); with no handler there is nobody to ask, and it
+declines. Without a policy the client does not declare the elicitation capability, and servers
+do not elicit.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any, Literal
 
 __all__ = ["ElicitationPolicy", "answer"]
 
-ElicitationPolicy = Literal["decline", "accept-defaults"]
+ElicitationPolicy = Literal["decline", "accept-defaults", "ask"]
 
 
 def answer(policy: ElicitationPolicy, mode: str, schema: Mapping[str, Any] | None) -> dict[str, Any]:

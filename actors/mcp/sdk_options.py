@@ -9,10 +9,13 @@ import os
 import ssl
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, get_args
+
+from mcp_types import LoggingLevel
 
 from actors.mcp.elicitation import ElicitationPolicy
 from actors.mcp.eras import AUTO, PROTOCOLS
+from actors.mcp.transport import ClientHandlers
 
 __all__ = ["HTTP_KINDS", "HTTPEndpoint", "SDKOptions", "StdioCommand"]
 
@@ -82,8 +85,18 @@ class SDKOptions:
     kill_grace: float = 1.0
     """How long after SIGTERM before SIGKILL."""
     elicitation: ElicitationPolicy | None = None
-    """How to answer ``elicitation/create`` (`actors.mcp.elicitation`); None declares no
-    elicitation capability."""
+    """How to answer ``elicitation/create`` without a handler (`actors.mcp.elicitation`); None
+    and no ``handlers.elicitation`` declares no elicitation capability."""
+    handlers: ClientHandlers | None = None
+    """The host's answers to sampling, elicitation (over the policy) and roots requests; a
+    capability without a handler is not declared."""
+    handler_timeout: float = 600.0
+    """The longest a handler may take before the server gets an error answer: a backstop, since
+    each handler bounds itself."""
+    log_level: LoggingLevel | None = None
+    """The least severe log message the server should send (``logging/setLevel`` in the
+    handshake era, the per-request opt-in on 2026-07-28); None: the server's default (on
+    2026-07-28: none)."""
     ssl_context: ssl.SSLContext | None = None
     """For HTTP and SSE; None: `actors.mcp.tls.default_ssl_context`, built off the loop."""
 
@@ -92,3 +105,9 @@ class SDKOptions:
             raise ValueError(f"unknown protocol {self.protocol!r}; expected one of {', '.join(PROTOCOLS)}")
         if self.close_grace < 0 or self.kill_grace < 0:
             raise ValueError("close_grace and kill_grace must not be negative")
+        if self.handler_timeout <= 0:
+            raise ValueError("handler_timeout must be positive")
+        if self.log_level is not None and self.log_level not in get_args(LoggingLevel):
+            raise ValueError(
+                f"unknown log level {self.log_level!r}; expected one of {', '.join(get_args(LoggingLevel))}"
+            )

@@ -22,25 +22,29 @@ What this adds to the SDK:
 - Nothing blocking on the shared loop: the command's path lookup and the SSL context
   (`actors.mcp.tls`) are done on a worker thread; what the SDK imports lazily is loaded here.
 - Both protocol eras: ``ping`` only exists in handshake-era sessions, so `probe` sends
-  ``server/discover`` on 2026-07-28 sessions; tools/list_changed arrives through the message
-  handler (legacy) or a ``subscriptions/listen`` stream (2026-07-28). The era that auto mode
-  negotiated is remembered per server (`actors.mcp.eras`), so a reconnect pins it and never
-  pays the SDK's discovery stall again (up to 10 s on servers that ignore unknown methods).
+  ``server/discover`` on 2026-07-28 sessions; list changes and resource updates arrive through
+  the message handler and ``resources/subscribe`` (legacy) or ``subscriptions/listen`` streams
+  (2026-07-28, `actors.mcp.listen`). The era that auto mode negotiated is remembered per server
+  (`actors.mcp.eras`), so a reconnect pins it and never pays the SDK's discovery stall again
+  (up to 10 s on servers that ignore unknown methods).
+- The host's answers to server requests (`ClientHandlers`: sampling, elicitation, roots) are
+  given JSON and give JSON; one that raises, hangs past ``handler_timeout`` or answers nonsense
+  gives the server an error answer, and the session goes on. Server log messages and progress
+  go to the events and the caller's `Progress` as they are: nothing here logs them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import shlex
 import ssl
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import TracebackType
-from typing import Any, ClassVar, Final, TypeVar
+from typing import Any, ClassVar, Final, TypeVar, cast
 
 import anyio
 import anyio.abc
@@ -56,23 +60,39 @@ import mcp_types as types
 import pydantic
 from anyio import open_process as _open_process  # noqa: F401
 from mcp import Client
+from mcp.client.session import ClientRequestContext
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost, ToolsListChanged
+from mcp.client.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+    ToolsListChanged,
+)
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 
 from actors.loop import EventLoop
 from actors.mcp.config import ServerConfig
 from actors.mcp.elicitation import answer as elicitation_answer
 from actors.mcp.eras import AUTO, LEGACY, MODERN_PROTOCOL, PROTOCOLS, EraMemo, era_of
+from actors.mcp.listen import ListenKinds, ListenStreams
 from actors.mcp.redaction import Redactor
 from actors.mcp.sdk_options import HTTPEndpoint, SDKOptions, StdioCommand
 from actors.mcp.stdio_process import StdioProcess, resolve_command, server_parameters
 from actors.mcp.tls import default_ssl_context
 from actors.mcp.transport import (
     CallOutcome,
+    ClientHandlers,
+    JSONObject,
+    Progress,
+    RemotePrompt,
+    RemoteResource,
+    RemoteResourceTemplate,
     RemoteTool,
     ServerInfo,
     ServerReplyError,
@@ -103,9 +123,6 @@ _STDERR_EOF_WAIT = 0.3
 _REASON_WAIT = 2.0
 _SUSPECT_WAIT = 0.2
 _CHECK_TIMEOUT = 10.0
-_LISTEN_ACK_TIMEOUT = 5.0
-_LISTEN_RETRIES = 3
-_LISTEN_RETRY_DELAY = 1.0
 _CLOSE_MARGIN = 5.0
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 
@@ -118,6 +135,10 @@ _SDK_CLOSED_MESSAGES = ("Connection closed", "SSE stream ended without a respons
 _LOOKUP_SLOTS: anyio.lowlevel.RunVar[anyio.CapacityLimiter] = anyio.lowlevel.RunVar("mcp_actors_lookups")
 
 _T = TypeVar("_T")
+_M = TypeVar("_M", bound=pydantic.BaseModel)
+
+# Protocol bookkeeping in results (result type, cache hints), not part of the answer.
+_BOOKKEEPING = {"result_type", "ttl_ms", "cache_scope"}
 
 
 class _PinRejected(Exception):
@@ -134,13 +155,14 @@ class _Attempt:
 
 
 class SDKTransport:
-    """A `Transport` to one MCP server through ``mcp.Client``. Single use: connect once, close once.
+    """A `ClientTransport` to one MCP server through ``mcp.Client``. Single use: connect once,
+    close once.
 
     ::
 
         SDKTransport(StdioCommand("mcp-server-time"), SDKOptions(server_name="time"))
         SDKTransport(HTTPEndpoint("https://example.com/mcp", {"Authorization": "Bearer ..."}))
-        SDKTransport.for_server(server_config, ssl_context=default_ssl_context())
+        SDKTransport.for_server(server_config, ssl_context=default_ssl_context(), handlers=answers)
     """
 
     default_protocol_memo: ClassVar[dict[str, str]] = {}
@@ -194,20 +216,29 @@ class SDKTransport:
         self._lost_hint: str | None = None
         self._reason: str | None = None
         self._inflight: set[anyio.CancelScope] = set()
-        self._listening = False
+        self._streams: ListenStreams | None = None
         self._checking = False
         self._owner_task: asyncio.Task[None] | None = None
         self._side: anyio.abc.TaskGroup | None = None
         self._attempt = _Attempt()
 
     @classmethod
-    def for_server(cls, config: ServerConfig, *, ssl_context: ssl.SSLContext | None = None) -> SDKTransport:
+    def for_server(
+        cls,
+        config: ServerConfig,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+        handlers: ClientHandlers | None = None,
+    ) -> SDKTransport:
         """A transport to the server that ``config`` describes. Cheap: safe on the event loop.
 
         ``ssl_context`` (HTTP and SSE): build it once, off the loop, and pass it to every
         transport; without it the first connect builds `actors.mcp.tls.default_ssl_context`
-        on a worker thread.
+        on a worker thread. ``handlers`` answer the server's requests; sampling only where the
+        config says ``"sampling": "allow"`` (it spends the host's model budget).
         """
+        if handlers is not None and handlers.sampling is not None and config.sampling != "allow":
+            handlers = replace(handlers, sampling=None)
         target: StdioCommand | HTTPEndpoint
         if config.transport == "stdio":
             target = StdioCommand(config.command or "", config.args, config.env, config.cwd)
@@ -218,6 +249,8 @@ class SDKTransport:
             protocol=config.protocol,
             connect_timeout=config.connect_timeout,
             elicitation=config.elicitation,
+            handlers=handlers,
+            log_level=config.log_level,
             ssl_context=ssl_context,
         )
         return cls(target, options)
@@ -285,23 +318,11 @@ class SDKTransport:
         """Every tool the server lists, following ``nextCursor``."""
         client = self._connected_client()
 
-        async def fetch() -> list[types.Tool]:
-            tools: list[types.Tool] = []
-            cursor: str | None = None
-            seen: set[str] = set()
-            for _ in range(_MAX_PAGES):
-                page = await client.list_tools(cursor=cursor)
-                tools.extend(page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    return tools
-                if cursor in seen:
-                    raise RuntimeError(f"{self._label}: tools/list repeated the cursor {cursor!r}")
-                seen.add(cursor)
-            raise RuntimeError(f"{self._label}: tools/list has more than {_MAX_PAGES} pages")
+        async def page(cursor: str | None) -> tuple[Sequence[types.Tool], str | None]:
+            answer = await client.list_tools(cursor=cursor)
+            return answer.tools, answer.next_cursor
 
-        tools = await self._request("tools/list", fetch, self.options.request_timeout)
-        return [_remote_tool(tool) for tool in tools]
+        return [_remote_tool(tool) for tool in await self._paged("tools/list", page)]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float | None) -> CallOutcome:
         """Call one tool; on timeout the server is told to cancel and ``TimeoutError`` is raised."""
@@ -310,14 +331,119 @@ class SDKTransport:
         async def send() -> types.CallToolResult:
             return await client.call_tool(name, arguments)
 
-        result = await self._request(f"tools/call {name!r}", send, timeout)
-        return CallOutcome(
-            content=[
-                block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content
-            ],
-            structured_content=result.structured_content,
-            is_error=bool(result.is_error),
-        )
+        return _outcome(await self._request(f"tools/call {name!r}", send, timeout))
+
+    # -- the ClientTransport protocol ----------------------------------------------------------
+
+    async def call_tool_with_progress(
+        self, name: str, arguments: dict[str, Any], timeout: float | None, progress: Progress
+    ) -> CallOutcome:
+        """`call_tool` with a progress token: ``progress`` is awaited for each notification."""
+        client = self._connected_client()
+
+        # The SDK's callback protocol names the parameters; ours is the same positional shape.
+        callback = cast(ProgressFnT, progress)
+
+        async def send() -> types.CallToolResult:
+            return await client.call_tool(name, arguments, progress_callback=callback)
+
+        return _outcome(await self._request(f"tools/call {name!r}", send, timeout))
+
+    async def list_resources(self) -> list[RemoteResource]:
+        """Every resource the server lists, following ``nextCursor``."""
+        client = self._connected_client()
+
+        async def page(cursor: str | None) -> tuple[Sequence[types.Resource], str | None]:
+            answer = await client.list_resources(cursor=cursor)
+            return answer.resources, answer.next_cursor
+
+        return [_remote_resource(resource) for resource in await self._paged("resources/list", page)]
+
+    async def list_resource_templates(self) -> list[RemoteResourceTemplate]:
+        """Every resource template the server lists, following ``nextCursor``."""
+        client = self._connected_client()
+
+        async def page(cursor: str | None) -> tuple[Sequence[types.ResourceTemplate], str | None]:
+            answer = await client.list_resource_templates(cursor=cursor)
+            return answer.resource_templates, answer.next_cursor
+
+        templates = await self._paged("resources/templates/list", page)
+        return [_remote_template(template) for template in templates]
+
+    async def list_prompts(self) -> list[RemotePrompt]:
+        """Every prompt the server lists, following ``nextCursor``."""
+        client = self._connected_client()
+
+        async def page(cursor: str | None) -> tuple[Sequence[types.Prompt], str | None]:
+            answer = await client.list_prompts(cursor=cursor)
+            return answer.prompts, answer.next_cursor
+
+        return [_remote_prompt(prompt) for prompt in await self._paged("prompts/list", page)]
+
+    async def read_resource(self, uri: str, timeout: float | None) -> JSONObject:
+        """``{"contents": [{"uri", "mimeType", "text" | "blob"}, ...]}``."""
+        client = self._connected_client()
+
+        async def send() -> types.ReadResourceResult:
+            return await client.read_resource(uri)
+
+        return _json(await self._request(f"resources/read {uri}", send, timeout))
+
+    async def get_prompt(self, name: str, arguments: dict[str, str], timeout: float | None) -> JSONObject:
+        """``{"description"?, "messages": [...]}``."""
+        client = self._connected_client()
+
+        async def send() -> types.GetPromptResult:
+            return await client.get_prompt(name, arguments)
+
+        return _json(await self._request(f"prompts/get {name!r}", send, timeout))
+
+    async def complete(
+        self, ref: JSONObject, argument: dict[str, str], context: dict[str, str] | None, timeout: float | None
+    ) -> JSONObject:
+        """``{"completion": {"values", "total"?, "hasMore"?}}`` for a prompt's or a template's argument.
+
+        Raises ``ValueError`` for a ``ref`` that is neither ``ref/prompt`` nor ``ref/resource``.
+        """
+        reference = _reference(ref)
+        client = self._connected_client()
+
+        async def send() -> types.CompleteResult:
+            return await client.complete(reference, argument, context)
+
+        return _json(await self._request("completion/complete", send, timeout))
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """Follow updates of ``uri``: ``resources/subscribe``, or on 2026-07-28 sessions a listen
+        stream that includes it (returns once the server acknowledged it)."""
+        await self._subscription(uri, follow=True)
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        """Stop following updates of ``uri``."""
+        await self._subscription(uri, follow=False)
+
+    async def _subscription(self, uri: str, *, follow: bool) -> None:
+        client = self._connected_client()
+        streams = self._streams
+        if self._era == MODERN_PROTOCOL:
+            if streams is None:
+                raise ConnectionError(self._reason or f"{self._label}: the connection is closed")
+            change = streams.follow if follow else streams.unfollow
+            await self._request(
+                f"subscriptions/listen {uri}", lambda: change(uri), self.options.request_timeout
+            )
+            return
+        # Sent as requests: the SDK's methods for them warn on every call (deprecated in 2026-07-28).
+        request: types.SubscribeRequest | types.UnsubscribeRequest
+        if follow:
+            request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+        else:
+            request = types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri))
+
+        async def send() -> None:
+            await client.session.send_request(request, types.EmptyResult)
+
+        await self._request(f"{request.method} {uri}", send, self.options.request_timeout)
 
     async def probe(self) -> None:
         """Check that the server answers: ``ping`` (legacy) or ``server/discover`` (2026-07-28).
@@ -388,10 +514,36 @@ class SDKTransport:
                     cause = exc
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError, httpx2.TransportError) as exc:
                     cause = exc
+                except pydantic.ValidationError as exc:
+                    raise ServerReplyError(
+                        f"the server's answer to {what} is malformed: {_validation_text(exc)}",
+                        types.INTERNAL_ERROR,
+                    ) from exc
         finally:
             self._inflight.discard(scope)
         # Cut off by the SDK, or cancelled by `_peer_lost`/`close`: the owner says why.
         raise ConnectionError(await self._wait_reason(what, cause)) from cause
+
+    async def _paged(
+        self, what: str, page: Callable[[str | None], Awaitable[tuple[Sequence[_T], str | None]]]
+    ) -> list[_T]:
+        """Every item of a paged list, under one `_request`."""
+
+        async def fetch() -> list[_T]:
+            items: list[_T] = []
+            cursor: str | None = None
+            seen: set[str] = set()
+            for _ in range(_MAX_PAGES):
+                batch, cursor = await page(cursor)
+                items.extend(batch)
+                if not cursor:
+                    return items
+                if cursor in seen:
+                    raise RuntimeError(f"{self._label}: {what} repeated the cursor {cursor!r}")
+                seen.add(cursor)
+            raise RuntimeError(f"{self._label}: {what} has more than {_MAX_PAGES} pages")
+
+        return await self._request(what, fetch, self.options.request_timeout)
 
     def _is_connection_error(self, exc: MCPError) -> bool:
         return exc.code == types.CONNECTION_CLOSED and exc.message.startswith(_SDK_CLOSED_MESSAGES)
@@ -568,6 +720,9 @@ class SDKTransport:
             self._stop_watchdog()
 
     async def _serve_session(self, mode: str) -> None:
+        options = self.options
+        handlers = options.handlers or ClientHandlers()
+        elicits = handlers.elicitation is not None or options.elicitation is not None
         async with AsyncExitStack() as stack:
             client = Client(
                 await self._sdk_transport(stack),
@@ -576,7 +731,10 @@ class SDKTransport:
                 client_info=_CLIENT_INFO,
                 message_handler=self._on_message,
                 logging_callback=self._on_log,
-                elicitation_callback=self._on_elicit if self.options.elicitation is not None else None,
+                log_level=options.log_level,
+                sampling_callback=self._on_sampling if handlers.sampling is not None else None,
+                list_roots_callback=self._on_roots if handlers.roots is not None else None,
+                elicitation_callback=self._on_elicit if elicits else None,
             )
             try:
                 await stack.enter_async_context(client)
@@ -597,8 +755,10 @@ class SDKTransport:
             self._client = client
             async with anyio.create_task_group() as tasks:
                 if self._era == MODERN_PROTOCOL:
-                    with anyio.move_on_after(_LISTEN_ACK_TIMEOUT):
-                        await tasks.start(self._listen, client)
+                    self._streams = self._listen_streams(client)
+                    await tasks.start(self._streams.run)
+                elif options.log_level is not None and self._offers("logging"):
+                    await self._set_log_level(client, options.log_level)
                 self._ready.set()
                 logger.info(
                     "%s: connected (%s, protocol %s%s)",
@@ -612,18 +772,92 @@ class SDKTransport:
                     self._report_lost(await self._describe(self._lost_hint))
                 tasks.cancel_scope.cancel()
             self._client = None
+            self._streams = None
 
     def _handshake_failure(self, exc: BaseException) -> str:
         if self._lost_hint is not None:
             return f"{self._lost_hint} during the handshake"
         return f"handshake failed: {_exc_text(exc)}"
 
+    def _offers(self, capability: str) -> bool:
+        info = self._server_info
+        return info is not None and info.capabilities.get(capability) is not None
+
+    def _listen_streams(self, client: Client) -> ListenStreams:
+        kinds = ListenKinds(resources=self._offers("resources"), prompts=self._offers("prompts"))
+        return ListenStreams(client, self._label, kinds, self._on_event, self._suspect)
+
+    async def _set_log_level(self, client: Client, level: types.LoggingLevel) -> None:
+        """Tell a handshake-era server the least severe log message to send; a refusal is logged."""
+        request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=level))
+        try:
+            with anyio.fail_after(self.options.request_timeout):
+                # A request, not the SDK's set_logging_level: that warns on every call.
+                await client.session.send_request(request, types.EmptyResult)
+        except (MCPError, TimeoutError) as exc:
+            logger.warning("%s: logging/setLevel %s failed: %s", self._label, level, _exc_text(exc))
+
     async def _discover(self, client: Client) -> None:
         """Confirm a pinned 2026-07-28 session with a real ``server/discover`` (the SDK adopts blind)."""
         raw = await client.session.send_discover(MODERN_PROTOCOL)
         client.session.adopt(types.DiscoverResult.model_validate(raw))
 
-    async def _on_elicit(self, context: Any, params: Any) -> types.ElicitResult:
+    # -- the server's requests (sampling, elicitation, roots) -------------------------------------
+
+    async def _on_sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        handlers = self.options.handlers
+        assert handlers is not None and handlers.sampling is not None
+        sampling = handlers.sampling
+        model: type[types.CreateMessageResult | types.CreateMessageResultWithTools] = (
+            types.CreateMessageResultWithTools
+            if params.tools is not None or params.tool_choice is not None
+            else types.CreateMessageResult
+        )
+        return await self._host_answer("sampling/createMessage", lambda: sampling(_json(params)), model)
+
+    async def _on_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+        handlers = self.options.handlers
+        assert handlers is not None and handlers.roots is not None
+        roots = handlers.roots
+
+        async def listed() -> JSONObject:
+            return {"roots": await roots()}
+
+        return await self._host_answer("roots/list", listed, types.ListRootsResult)
+
+    async def _host_answer(
+        self, what: str, ask: Callable[[], Awaitable[Any]], model: type[_M]
+    ) -> _M | types.ErrorData:
+        """The host's answer to a server request as ``model``, or the error the server gets."""
+        limit = self.options.handler_timeout
+        try:
+            with anyio.fail_after(limit):
+                answer = await ask()
+        except Exception as exc:
+            text = _exc_text(exc) if str(exc) else f"no answer within {limit:g} s"
+            return self._refuse(what, text)
+        try:
+            return model.model_validate(answer)
+        except pydantic.ValidationError as exc:
+            return self._refuse(what, f"the answer is not a {model.__name__}: {_validation_text(exc)}")
+
+    def _refuse(self, what: str, why: str) -> types.ErrorData:
+        logger.warning("%s: the host could not answer %s: %s", self._label, what, why)
+        return types.ErrorData(
+            code=types.INTERNAL_ERROR, message=f"the client could not answer {what}: {why}"
+        )
+
+    async def _on_elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        handlers = self.options.handlers
+        if handlers is not None and handlers.elicitation is not None:
+            elicitation = handlers.elicitation
+            return await self._host_answer(
+                "elicitation/create", lambda: elicitation(_json(params)), types.ElicitResult
+            )
         policy = self.options.elicitation
         assert policy is not None
         mode = getattr(params, "mode", "form")
@@ -712,61 +946,54 @@ class SDKTransport:
             self._reason = reason
         self._reason_ready.set()
 
-    def _tools_changed(self) -> None:
-        logger.debug("%s: the tool list changed", self._label)
-        if self._events is not None:
-            try:
-                self._events.on_tools_changed()
-            except Exception:
-                logger.exception("%s: the on_tools_changed callback failed", self._label)
+    def _tell(self, news: str, *args: Any) -> None:
+        """Call ``events.<news>(*args)``; a listener without that method does not want that news."""
+        handler = getattr(self._events, news, None) if self._events is not None else None
+        if handler is None:
+            return
+        try:
+            handler(*args)
+        except Exception:
+            logger.exception("%s: the %s callback failed", self._label, news)
+
+    def _on_event(self, event: ServerEvent) -> None:
+        """A change the server announced, on a listen stream or as a notification."""
+        match event:
+            case ToolsListChanged():
+                logger.debug("%s: the tool list changed", self._label)
+                self._tell("on_tools_changed")
+            case ResourcesListChanged():
+                logger.debug("%s: the resource list changed", self._label)
+                self._tell("on_resources_changed")
+            case PromptsListChanged():
+                logger.debug("%s: the prompt list changed", self._label)
+                self._tell("on_prompts_changed")
+            case ResourceUpdated(uri=uri):
+                self._tell("on_resource_updated", uri)
 
     async def _on_message(self, message: types.ServerNotification | Exception) -> None:
         if isinstance(message, Exception):
             text = _unreadable_text(message)
             self._attempt.stream_errors.append(text)
             logger.warning("%s: unreadable message from the server: %s", self._label, self._redact(text))
-        elif isinstance(message, types.ToolListChangedNotification) and not self._listening:
-            # On 2026-07-28 sessions the listen stream reports the change (and the SDK tees the
-            # same notification here): count it once.
-            self._tools_changed()
+            return
+        meta = getattr(message.params, "meta", None)
+        if meta and SUBSCRIPTION_ID_META_KEY in meta:
+            return  # a listen stream's event, which the SDK tees here too: the stream reports it
+        match message:
+            case types.ToolListChangedNotification():
+                self._on_event(ToolsListChanged())
+            case types.ResourceListChangedNotification():
+                self._on_event(ResourcesListChanged())
+            case types.PromptListChangedNotification():
+                self._on_event(PromptsListChanged())
+            case types.ResourceUpdatedNotification(params=params):
+                self._on_event(ResourceUpdated(uri=str(params.uri)))
+            case _:
+                pass
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        logger.debug("%s: server log [%s] %s", self._label, params.level, self._redact(str(params.data)))
-
-    async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        """Follow tools/list_changed on a 2026-07-28 session; re-listen if the stream drops."""
-        started = False
-        try:
-            for attempt in range(_LISTEN_RETRIES + 1):
-                try:
-                    async with client.listen(tools_list_changed=True) as subscription:
-                        self._listening = bool(subscription.honored.tools_list_changed)
-                        if not started:
-                            started = True
-                            task_status.started()
-                        elif self._listening:
-                            self._tools_changed()  # events may have been missed while away
-                        if not self._listening:
-                            return
-                        async for event in subscription:
-                            if isinstance(event, ToolsListChanged):
-                                self._tools_changed()
-                    return  # the server ended the stream gracefully
-                except (MCPError, SubscriptionLost, ListenNotSupportedError, TimeoutError) as exc:
-                    self._listening = False
-                    logger.debug("%s: subscriptions/listen ended: %s", self._label, _exc_text(exc))
-                    if not isinstance(exc, SubscriptionLost) or attempt == _LISTEN_RETRIES:
-                        return  # refused or unsupported: asking again will not help
-                    self._suspect()
-                if not started:
-                    started = True
-                    task_status.started()
-                await anyio.sleep(_LISTEN_RETRY_DELAY * (attempt + 1))
-        finally:
-            self._listening = False
-            if not started:
-                with contextlib.suppress(RuntimeError):
-                    task_status.started()
+        self._tell("on_log", params.level, params.logger, params.data)
 
     # -- stdio: the process (see actors.mcp.stdio_process) ---------------------------------------
 
@@ -972,15 +1199,86 @@ def _unreadable_text(exc: Exception) -> str:
     return _exc_text(exc)[:200]
 
 
+def _validation_text(exc: pydantic.ValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return str(exc).splitlines()[0]
+    first = errors[0]
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{where}: {first.get('msg', '')}{more}" if where else f"{first.get('msg', '')}{more}"
+
+
+def _json(model: pydantic.BaseModel) -> JSONObject:
+    """An SDK object as MCP JSON, without the protocol's bookkeeping fields."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=_BOOKKEEPING)
+
+
+def _optional_json(model: pydantic.BaseModel | None) -> JSONObject | None:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True) if model is not None else None
+
+
+def _outcome(result: types.CallToolResult) -> CallOutcome:
+    return CallOutcome(
+        content=[block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content],
+        structured_content=result.structured_content,
+        is_error=bool(result.is_error),
+    )
+
+
+def _reference(ref: JSONObject) -> types.PromptReference | types.ResourceTemplateReference:
+    kind = ref.get("type")
+    try:
+        if kind == "ref/prompt":
+            return types.PromptReference.model_validate(ref)
+        if kind == "ref/resource":
+            return types.ResourceTemplateReference.model_validate(ref)
+    except pydantic.ValidationError as exc:
+        raise ValueError(f"a bad completion reference {ref!r}: {_validation_text(exc)}") from None
+    raise ValueError(f"a completion reference has the type ref/prompt or ref/resource; got {ref!r}")
+
+
 def _remote_tool(tool: types.Tool) -> RemoteTool:
     return RemoteTool(
         name=tool.name,
         description=tool.description or "",
         input_schema=dict(tool.input_schema),
         output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
-        annotations=(
-            tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True)
-            if tool.annotations is not None
-            else None
+        annotations=_optional_json(tool.annotations),
+        task_support=tool.execution.task_support if tool.execution is not None else None,
+    )
+
+
+def _remote_resource(resource: types.Resource) -> RemoteResource:
+    return RemoteResource(
+        uri=str(resource.uri),
+        name=resource.name,
+        title=resource.title,
+        description=resource.description,
+        mime_type=resource.mime_type,
+        size=resource.size,
+        annotations=_optional_json(resource.annotations),
+    )
+
+
+def _remote_template(template: types.ResourceTemplate) -> RemoteResourceTemplate:
+    return RemoteResourceTemplate(
+        uri_template=template.uri_template,
+        name=template.name,
+        title=template.title,
+        description=template.description,
+        mime_type=template.mime_type,
+        annotations=_optional_json(template.annotations),
+    )
+
+
+def _remote_prompt(prompt: types.Prompt) -> RemotePrompt:
+    return RemotePrompt(
+        name=prompt.name,
+        title=prompt.title,
+        description=prompt.description,
+        arguments=tuple(
+            argument.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for argument in prompt.arguments or ()
         ),
     )

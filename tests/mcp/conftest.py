@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +27,10 @@ class Recorder:
         self.tools_changed = threading.Event()
         self.tools_changed_count = 0
         self.threads: set[str] = set()
+        self.news: list[tuple[str, tuple[Any, ...]]] = []
+        """Every other event: ``("resources_changed", ())``, ``("resource_updated", (uri,))``,
+        ``("log", (level, logger, data))``, ..."""
+        self._changed = threading.Condition()
 
     def on_closed(self, reason: str) -> None:
         self.threads.add(threading.current_thread().name)
@@ -37,6 +41,40 @@ class Recorder:
         self.threads.add(threading.current_thread().name)
         self.tools_changed_count += 1
         self.tools_changed.set()
+        self._note("tools_changed")
+
+    def on_resources_changed(self) -> None:
+        self._note("resources_changed")
+
+    def on_prompts_changed(self) -> None:
+        self._note("prompts_changed")
+
+    def on_resource_updated(self, uri: str) -> None:
+        self._note("resource_updated", uri)
+
+    def on_log(self, level: str, logger: str | None, data: Any) -> None:
+        self._note("log", level, logger, data)
+
+    def _note(self, news: str, *args: Any) -> None:
+        with self._changed:
+            self.threads.add(threading.current_thread().name)
+            self.news.append((news, args))
+            self._changed.notify_all()
+
+    def count(self, news: str, *args: Any) -> int:
+        """How many times ``news`` came (with exactly ``args``, if given)."""
+        with self._changed:
+            return sum(1 for n, a in self.news if n == news and (not args or a == args))
+
+    def logs(self, text: str) -> list[tuple[str, str | None, Any]]:
+        """The log messages whose data mentions ``text``, as ``(level, logger, data)``."""
+        with self._changed:
+            return [(a[0], a[1], a[2]) for n, a in self.news if n == "log" and text in str(a[2])]
+
+    def wait_for(self, ready: Callable[[], bool], timeout: float = 10.0) -> bool:
+        """Wait until ``ready()`` (checked on each event) or ``timeout``."""
+        with self._changed:
+            return self._changed.wait_for(ready, timeout)
 
 
 def stdio_transport(
