@@ -33,8 +33,11 @@ __all__ = ["Collection", "Scheduling", "Stall", "StallSampler"]
 
 # An asyncio loop waiting for work sits in its selector's select(), inside the C poll call.
 _IDLE = ("selectors.py", "select")
-# Where a thread that waits (and so cannot hold the GIL for long) shows up at the top.
-_WAITING = frozenset({"wait", "select", "get", "_wait_for_tstate_lock", "readline", "read", "accept"})
+# Where a thread that waits (and so cannot hold the GIL for long) shows up at the top; a stdio
+# server's keeper thread waits for its exit in Popen's _try_wait (os.waitpid).
+_WAITING = frozenset(
+    {"wait", "select", "get", "_wait_for_tstate_lock", "readline", "read", "accept", "_try_wait"}
+)
 
 
 @dataclass(frozen=True)
@@ -140,19 +143,22 @@ class StallSampler:
         ]
 
     def scheduling_between(self, start: float, end: float) -> Scheduling | None:
-        """How the loop threads spent ``start``..``end`` (None without samples around it)."""
-        first: dict[int, tuple[int, int]] = {}
-        last: dict[int, tuple[int, int]] = {}
+        """How the loop threads spent ``start``..``end`` (None without samples after ``start``).
+
+        Each thread counts from its last sample before ``start`` (from zero if it has none: it
+        was born in the span) to its first sample after ``end`` (its last one if it ended first).
+        """
+        base: dict[int, tuple[int, int]] = {}
+        top: dict[int, tuple[int, int, float]] = {}
         for at, thread, cpu, wait in list(self._sched):
             if at <= start:
-                first[thread] = (cpu, wait)
-            elif at >= end and thread not in last:
-                last[thread] = (cpu, wait)
-        threads = first.keys() & last.keys()
-        if not threads:
+                base[thread] = (cpu, wait)
+            elif thread not in top or top[thread][2] < end:
+                top[thread] = (cpu, wait, at)
+        if not top:
             return None
-        on_cpu = sum(last[t][0] - first[t][0] for t in threads) / 1e9
-        waiting = sum(last[t][1] - first[t][1] for t in threads) / 1e9
+        on_cpu = sum(top[t][0] - base.get(t, (0, 0))[0] for t in top) / 1e9
+        waiting = sum(top[t][1] - base.get(t, (0, 0))[1] for t in top) / 1e9
         return Scheduling(on_cpu, waiting)
 
     def _on_gc(self, phase: str, info: dict[str, int]) -> None:
