@@ -1,32 +1,63 @@
 """`MockTransport`: a scriptable in-memory MCP server for tests, in the spirit of httpx's.
 
-It implements the `Transport` protocol without a process or a socket: tools with Python
-handlers, scripted connect failures and hangs, a crash after N calls (the server goes silent,
-so only a health probe notices), slow calls, and tool-list changes.
+It implements the `ClientTransport` protocol without a process or a socket: tools with Python
+handlers (and scripted progress), resources and templates with their contents, prompts with
+their messages, completion, resource subscriptions; scripted connect failures and hangs, a
+crash after N calls (the server goes silent, so only a health probe notices), slow calls, and
+the server's news (list changes, resource updates, log messages) on demand.
+
+Unknown resources and prompts, and missing prompt arguments, are refused as a server would:
+with a `ServerReplyError` (``-32602``).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final
 
 import anyio
 
-from actors.mcp.transport import CallOutcome, RemoteTool, ServerInfo, TransportEvents
+from actors.mcp.transport import (
+    CallOutcome,
+    JSONObject,
+    Progress,
+    RemotePrompt,
+    RemoteResource,
+    RemoteResourceTemplate,
+    RemoteTool,
+    ServerInfo,
+    ServerReplyError,
+    TransportEvents,
+)
 
-__all__ = ["MockTransport", "ToolBehaviour"]
+__all__ = ["Completer", "MockTransport", "PromptBehaviour", "ResourceContent", "ToolBehaviour"]
 
 logger = logging.getLogger(__name__)
 
 ToolBehaviour = Callable[[dict[str, Any]], Any]
 """Returns a dict (structured content, also sent as JSON text), a `CallOutcome`, or raises."""
 
+ResourceContent = str | bytes | JSONObject | Callable[[str], Any]
+"""What reading a resource gives: text, bytes (sent as a base64 blob), one MCP contents entry
+(``{"uri", "mimeType", "text" | "blob"}``), or a function of the URI returning one of those."""
+
+PromptBehaviour = Callable[[dict[str, str]], Any]
+"""Returns the prompt's text (one user message), a ``GetPromptResult`` as JSON, or raises."""
+
+Completer = Callable[[JSONObject, dict[str, str], dict[str, str] | None], Sequence[str]]
+"""``complete(ref, argument, context)`` → the completion values."""
+
+INVALID_PARAMS: Final = -32602
+
 _FULL_CAPABILITIES: dict[str, Any] = {
     "tools": {"listChanged": True},
-    "resources": {"subscribe": False, "listChanged": False},
-    "prompts": {"listChanged": False},
+    "resources": {"subscribe": True, "listChanged": True},
+    "prompts": {"listChanged": True},
+    "completions": {},
+    "logging": {},
 }
 
 
@@ -47,6 +78,13 @@ class MockTransport:
         crash_after: int | None = None,
         call_delay: float = 0.0,
         server_name: str = "mock",
+        resources: Iterable[RemoteResource | str] = (),
+        contents: Mapping[str, ResourceContent] | None = None,
+        templates: Iterable[RemoteResourceTemplate | str] = (),
+        prompts: Iterable[RemotePrompt | str] = (),
+        prompt_handlers: Mapping[str, PromptBehaviour] | None = None,
+        completer: Completer | None = None,
+        progress: Mapping[str, Sequence[tuple[float, float | None, str | None]]] | None = None,
     ) -> None:
         self.tools: list[RemoteTool] = [RemoteTool(name=t) if isinstance(t, str) else t for t in tools]
         self.handlers: dict[str, ToolBehaviour] = dict(handlers or {})
@@ -58,19 +96,36 @@ class MockTransport:
         self.fail_on_close = fail_on_close
         self.crash_after = crash_after
         self.call_delay = call_delay
+        """Each tool call, resource read, prompt get and completion takes this long first."""
         self.server_name = server_name
+        self.resources: list[RemoteResource] = [_resource(r) for r in resources]
+        self.contents: dict[str, ResourceContent] = dict(contents or {})
+        """Contents by URI; a listed resource without an entry reads as its own URI in text."""
+        self.templates: list[RemoteResourceTemplate] = [
+            RemoteResourceTemplate(uri_template=t, name=t) if isinstance(t, str) else t for t in templates
+        ]
+        self.prompts: list[RemotePrompt] = [
+            RemotePrompt(name=p) if isinstance(p, str) else p for p in prompts
+        ]
+        self.prompt_handlers: dict[str, PromptBehaviour] = dict(prompt_handlers or {})
+        self.completer = completer
+        self.progress: dict[str, Sequence[tuple[float, float | None, str | None]]] = dict(progress or {})
+        """Tool name → the ``(progress, total, message)`` steps it reports before answering."""
         self.connects = 0
         self.closes = 0
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.reads: list[str] = []
+        self.subscriptions: set[str] = set()
         self.connected = False
         self.crashed = False
         self._calls_this_connection = 0
         self._events: TransportEvents | None = None
 
     @classmethod
-    def full_capabilities(cls, tools: Iterable[RemoteTool | str] = ()) -> MockTransport:
-        """A server that offers tools, resources and prompts."""
-        return cls(tools, capabilities=_FULL_CAPABILITIES)
+    def full_capabilities(cls, tools: Iterable[RemoteTool | str] = (), **script: Any) -> MockTransport:
+        """A server that offers tools, resources (with subscriptions), prompts, completion and
+        logging; ``script`` takes the other keyword arguments."""
+        return cls(tools, capabilities=_FULL_CAPABILITIES, **script)
 
     @property
     def pid(self) -> int | None:
@@ -85,6 +140,7 @@ class MockTransport:
         self.connects += 1
         self.connected, self.crashed = True, False
         self._calls_this_connection = 0
+        self.subscriptions.clear()
         self._events = events
         return ServerInfo(
             name=self.server_name,
@@ -97,6 +153,13 @@ class MockTransport:
         if not self.connected or self.crashed:
             raise ConnectionError(f"{self.server_name} is not answering")
 
+    async def _delay(self, timeout: float | None) -> None:
+        if self.call_delay:
+            with anyio.fail_after(timeout if timeout is not None else float("inf")):
+                await anyio.sleep(self.call_delay)
+
+    # ---- tools ----------------------------------------------------------------------------
+
     async def list_tools(self) -> list[RemoteTool]:
         self._require_alive()
         return list(self.tools)
@@ -108,9 +171,7 @@ class MockTransport:
         if self.crash_after is not None and self._calls_this_connection > self.crash_after:
             self.crashed = True
             raise ConnectionError(f"{self.server_name} crashed")
-        if self.call_delay:
-            with anyio.fail_after(timeout if timeout is not None else float("inf")):
-                await anyio.sleep(self.call_delay)
+        await self._delay(timeout)
         if self.crash_after is not None and self._calls_this_connection >= self.crash_after:
             # The call is answered, then the server dies silently: only a probe can tell.
             self.crashed = True
@@ -123,6 +184,81 @@ class MockTransport:
             structured_content=value if isinstance(value, dict) else {"result": value},
         )
 
+    async def call_tool_with_progress(
+        self, name: str, arguments: dict[str, Any], timeout: float | None, progress: Progress
+    ) -> CallOutcome:
+        """Report the tool's scripted `progress` steps, then answer as `call_tool`."""
+        self._require_alive()
+        for done, total, message in self.progress.get(name, ()):
+            await progress(done, total, message)
+        return await self.call_tool(name, arguments, timeout)
+
+    # ---- resources ------------------------------------------------------------------------
+
+    async def list_resources(self) -> list[RemoteResource]:
+        self._require_alive()
+        return list(self.resources)
+
+    async def list_resource_templates(self) -> list[RemoteResourceTemplate]:
+        self._require_alive()
+        return list(self.templates)
+
+    async def read_resource(self, uri: str, timeout: float | None) -> JSONObject:
+        self._require_alive()
+        self.reads.append(uri)
+        await self._delay(timeout)
+        listed = next((r for r in self.resources if r.uri == uri), None)
+        content = self.contents.get(uri)
+        if content is None and listed is None:
+            raise ServerReplyError(f"Unknown resource: {uri}", INVALID_PARAMS)
+        if callable(content):
+            content = content(uri)
+        mime_type = listed.mime_type if listed is not None else None
+        return {"contents": [_contents(uri, uri if content is None else content, mime_type)]}
+
+    async def subscribe_resource(self, uri: str) -> None:
+        self._require_alive()
+        self.subscriptions.add(uri)
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        self._require_alive()
+        self.subscriptions.discard(uri)
+
+    # ---- prompts and completion -----------------------------------------------------------
+
+    async def list_prompts(self) -> list[RemotePrompt]:
+        self._require_alive()
+        return list(self.prompts)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str], timeout: float | None) -> JSONObject:
+        self._require_alive()
+        await self._delay(timeout)
+        prompt = next((p for p in self.prompts if p.name == name), None)
+        if prompt is None:
+            raise ServerReplyError(f"Unknown prompt: {name}", INVALID_PARAMS)
+        required = [a.get("name") for a in prompt.arguments if a.get("required")]
+        if missing := [a for a in required if a not in arguments]:
+            raise ServerReplyError(
+                f"Missing required arguments: {', '.join(map(str, missing))}", INVALID_PARAMS
+            )
+        behaviour = self.prompt_handlers.get(name)
+        value = behaviour(dict(arguments)) if behaviour is not None else prompt.description or name
+        if isinstance(value, dict):
+            return value
+        message = {"role": "user", "content": {"type": "text", "text": str(value)}}
+        answer: JSONObject = {"messages": [message]}
+        if prompt.description:
+            answer["description"] = prompt.description
+        return answer
+
+    async def complete(
+        self, ref: JSONObject, argument: dict[str, str], context: dict[str, str] | None, timeout: float | None
+    ) -> JSONObject:
+        self._require_alive()
+        await self._delay(timeout)
+        values = list(self.completer(ref, argument, context)) if self.completer is not None else []
+        return {"completion": {"values": values, "total": len(values), "hasMore": False}}
+
     async def probe(self) -> None:
         self._require_alive()
 
@@ -133,11 +269,41 @@ class MockTransport:
         if self.fail_on_close:
             raise RuntimeError(f"{self.server_name} failed to close cleanly")
 
+    # ---- the server's news, on demand -------------------------------------------------------
+
     def add_tool(self, tool: RemoteTool | str) -> None:
         """Add a tool and tell the client its list changed (as a server's notification would)."""
         self.tools.append(RemoteTool(name=tool) if isinstance(tool, str) else tool)
-        if self._events is not None:
-            self._events.on_tools_changed()
+        self._tell("on_tools_changed")
+
+    def add_resource(self, resource: RemoteResource | str, content: ResourceContent | None = None) -> None:
+        """Add a resource (and its contents) and tell the client the resource list changed."""
+        added = _resource(resource)
+        self.resources.append(added)
+        if content is not None:
+            self.contents[added.uri] = content
+        self._tell("on_resources_changed")
+
+    def add_prompt(self, prompt: RemotePrompt | str, behaviour: PromptBehaviour | None = None) -> None:
+        """Add a prompt and tell the client the prompt list changed."""
+        added = _prompt(prompt)
+        self.prompts.append(added)
+        if behaviour is not None:
+            self.prompt_handlers[added.name] = behaviour
+        self._tell("on_prompts_changed")
+
+    def update_resource(self, uri: str, content: ResourceContent | None = None) -> bool:
+        """Change a resource; subscribers are told (True) if the client subscribed to it."""
+        if content is not None:
+            self.contents[uri] = content
+        if uri not in self.subscriptions:
+            return False
+        self._tell("on_resource_updated", uri)
+        return True
+
+    def log(self, level: str, data: Any, logger_name: str | None = None) -> None:
+        """Send a log message (``notifications/message``)."""
+        self._tell("on_log", level, logger_name, data)
 
     def crash(self) -> None:
         """Die silently now."""
@@ -146,5 +312,28 @@ class MockTransport:
     def die(self, reason: str = "process exited") -> None:
         """Die and say so, as a process exit seen by the transport would."""
         self.crashed = True
-        if self._events is not None:
-            self._events.on_closed(reason)
+        self._tell("on_closed", reason)
+
+    def _tell(self, news: str, *args: Any) -> None:
+        handler = getattr(self._events, news, None) if self._events is not None else None
+        if handler is not None:
+            handler(*args)
+
+
+def _resource(resource: RemoteResource | str) -> RemoteResource:
+    if isinstance(resource, RemoteResource):
+        return resource
+    return RemoteResource(uri=resource, name=resource.rsplit("/", 1)[-1] or resource)
+
+
+def _prompt(prompt: RemotePrompt | str) -> RemotePrompt:
+    return RemotePrompt(name=prompt) if isinstance(prompt, str) else prompt
+
+
+def _contents(uri: str, content: Any, mime_type: str | None) -> JSONObject:
+    if isinstance(content, dict):
+        return {"uri": uri, **content}
+    if isinstance(content, bytes):
+        blob = base64.b64encode(content).decode("ascii")
+        return {"uri": uri, "mimeType": mime_type or "application/octet-stream", "blob": blob}
+    return {"uri": uri, "mimeType": mime_type or "text/plain", "text": str(content)}
