@@ -188,6 +188,9 @@ class ServerConfig(BaseModel):
     max_argument_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
     """The largest tool-argument object accepted, as encoded JSON; a bigger one is refused as
     ``validation`` before the server is woken."""
+    max_message_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
+    """The longest message a stdio server may send, in bytes; a longer one ends the session
+    (``connection``) and the server is restarted as after a crash."""
     restart: RestartPolicy = "transient"
     """permanent: restart whenever it ends unasked; transient: only after a crash; temporary: never."""
     max_restarts: int = Field(default=5, ge=0)
@@ -239,6 +242,7 @@ class ServerConfig(BaseModel):
         "connect_timeout",
         "call_timeout",
         "max_argument_bytes",
+        "max_message_bytes",
         "max_restarts",
         "restart_window",
         "restart_backoff",

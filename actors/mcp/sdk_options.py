@@ -17,9 +17,12 @@ from actors.mcp.elicitation import ElicitationPolicy
 from actors.mcp.eras import AUTO, PROTOCOLS
 from actors.mcp.transport import ClientHandlers
 
-__all__ = ["HTTP_KINDS", "HTTPEndpoint", "SDKOptions", "StdioCommand"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HTTP_KINDS", "HTTPEndpoint", "SDKOptions", "StdioCommand"]
 
 HTTP_KINDS = ("streamable-http", "sse")
+
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The longest message a stdio server may send (``maxMessageBytes``): 64 MiB."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,8 @@ class SDKOptions:
     """How long a stdio server may take to exit after its stdin closes before it gets SIGTERM."""
     kill_grace: float = 1.0
     """How long after SIGTERM before SIGKILL."""
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    """The longest message a stdio server may send; a longer one ends the session."""
     elicitation: ElicitationPolicy | None = None
     """How to answer ``elicitation/create`` without a handler (`actors.mcp.elicitation`); None
     and no ``handlers.elicitation`` declares no elicitation capability."""
@@ -105,6 +110,8 @@ class SDKOptions:
             raise ValueError(f"unknown protocol {self.protocol!r}; expected one of {', '.join(PROTOCOLS)}")
         if self.close_grace < 0 or self.kill_grace < 0:
             raise ValueError("close_grace and kill_grace must not be negative")
+        if self.max_message_bytes <= 0:
+            raise ValueError("max_message_bytes must be positive")
         if self.handler_timeout <= 0:
             raise ValueError("handler_timeout must be positive")
         if self.log_level is not None and self.log_level not in get_args(LoggingLevel):

@@ -21,6 +21,9 @@ What this adds to the SDK:
   shielded from the caller's cancellation, before `connect` returns.
 - Nothing blocking on the shared loop: the command's path lookup and the SSL context
   (`actors.mcp.tls`) are done on a worker thread; what the SDK imports lazily is loaded here.
+  Stdio runs on a stream of our own (`actors.mcp.stdio_stream`), not the SDK's ``stdio_client``:
+  the server is started off the loop and its output read in linear time, up to
+  ``max_message_bytes`` per message.
 - Both protocol eras: ``ping`` only exists in handshake-era sessions, so `probe` sends
   ``server/discover`` on 2026-07-28 sessions; list changes and resource updates arrive through
   the message handler and ``resources/subscribe`` (legacy) or ``subscriptions/listen`` streams
@@ -51,18 +54,15 @@ import anyio.abc
 import anyio.lowlevel
 import anyio.to_thread
 
-# Loaded here, on the importing thread, because they would otherwise load on the event loop:
-# httpx2 imports its HTTP core when it builds its first client, anyio its subprocess support
-# when the SDK first starts a server.
+# Loaded here, on the importing thread, because it would otherwise load on the event loop:
+# httpx2 imports its HTTP core when it builds its first client.
 import httpcore2  # noqa: F401
 import httpx2
 import mcp_types as types
 import pydantic
-from anyio import open_process as _open_process  # noqa: F401
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.client.sse import sse_client
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import (
     PromptsListChanged,
@@ -83,7 +83,8 @@ from actors.mcp.eras import AUTO, LEGACY, MODERN_PROTOCOL, PROTOCOLS, EraMemo, e
 from actors.mcp.listen import ListenKinds, ListenStreams
 from actors.mcp.redaction import Redactor
 from actors.mcp.sdk_options import HTTPEndpoint, SDKOptions, StdioCommand
-from actors.mcp.stdio_process import StdioProcess, resolve_command, server_parameters
+from actors.mcp.stdio_process import StdioProcess, command_line, resolve_command
+from actors.mcp.stdio_stream import stdio_stream
 from actors.mcp.tls import default_ssl_context
 from actors.mcp.transport import (
     CallOutcome,
@@ -248,6 +249,7 @@ class SDKTransport:
             server_name=config.name,
             protocol=config.protocol,
             connect_timeout=config.connect_timeout,
+            max_message_bytes=config.max_message_bytes,
             elicitation=config.elicitation,
             handlers=handlers,
             log_level=config.log_level,
@@ -646,8 +648,6 @@ class SDKTransport:
                         await self._own_attempts()
                     except Exception as exc:
                         failure = exc
-                    finally:
-                        self._stop_watchdog()
         except Exception as exc:  # the owner must not fail the loop's task group
             failure = failure or exc
         finally:
@@ -713,11 +713,7 @@ class SDKTransport:
     async def _own_session(self, mode: str) -> None:
         self.connect_mode = mode
         self._reset_attempt()
-        try:
-            await self._serve_session(mode)
-        finally:
-            # Leaving the client reaped the process (or gave up on it): the deadline is moot.
-            self._stop_watchdog()
+        await self._serve_session(mode)
 
     async def _serve_session(self, mode: str) -> None:
         options = self.options
@@ -889,15 +885,20 @@ class SDKTransport:
         inner: AbstractAsyncContextManager[Any]
         if isinstance(target, StdioCommand):
             stdio = StdioProcess(
-                self._label,
-                self._redact,
+                command_line(target, self._resolved_command),
+                env=target.env,
+                cwd=target.cwd,
+                label=self._label,
+                redact=self._redact,
                 close_grace=self.options.close_grace,
                 kill_grace=self.options.kill_grace,
                 on_exit=self._process_exited,
             )
             self._attempt.stdio = stdio
-            errlog = await stdio.open_stderr(stack)
-            inner = stdio_client(server_parameters(target, self._resolved_command), errlog=errlog)
+            await stdio.open_stderr(stack)
+            inner = stdio_stream(
+                stdio, max_message_bytes=self.options.max_message_bytes, on_failure=self._stdout_failed
+            )
         else:
             assert self._ssl_context is not None
             headers = dict(target.headers) if target.headers is not None else None
@@ -1001,31 +1002,22 @@ class SDKTransport:
         self._unwatch_process()
         self._attempt = _Attempt()
 
-    def _after_spawn(self, inner: AbstractAsyncContextManager[Any]) -> None:
-        """The SDK started (or failed to start) the server's process."""
+    def _after_spawn(self) -> None:
+        """The server's process was started (or failed to start)."""
         stdio = self._attempt.stdio
-        if stdio is not None and (pid := stdio.adopt(inner)) is not None:
-            self.spawned_pid = pid
+        if stdio is not None and stdio.process is not None:
+            self.spawned_pid = stdio.process.pid
 
     def _process_exited(self) -> None:
         self._peer_lost("the server process exited")
 
+    def _stdout_failed(self, error: ConnectionError) -> None:
+        """The stream gave up on the server's output (a message over ``max_message_bytes``)."""
+        self._peer_lost(str(error))
+
     def _unwatch_process(self) -> None:
         if self._attempt.stdio is not None:
             self._attempt.stdio.unwatch()
-
-    def _start_watchdog(self) -> None:
-        """The transport is tearing down: make sure the server is gone within the graces."""
-        if self._attempt.stdio is not None and self._side is not None:
-            self._attempt.stdio.start_watchdog(self._side)
-
-    def _stop_watchdog(self) -> None:
-        if self._attempt.stdio is not None:
-            self._attempt.stdio.stop_watchdog()
-
-    def _kill_leftovers(self) -> None:
-        if self._attempt.stdio is not None:
-            self._attempt.stdio.kill_leftovers()
 
     async def _describe(self, what: str) -> str:
         """``what`` plus the exit status, the last stderr lines and any unreadable output."""
@@ -1056,7 +1048,7 @@ class SDKTransport:
 
 
 class _ObservedTransport:
-    """Wraps an SDK transport: reports the spawn, the end of its stream and its teardown."""
+    """Wraps an SDK transport: reports the spawn and the end of its stream."""
 
     def __init__(self, inner: AbstractAsyncContextManager[Any], owner: SDKTransport) -> None:
         self._inner = inner
@@ -1066,7 +1058,7 @@ class _ObservedTransport:
         try:
             read_stream, write_stream = await self._inner.__aenter__()
         finally:
-            self._owner._after_spawn(self._inner)
+            self._owner._after_spawn()
         observed = _ObservedReadStream(read_stream, self._owner)
         self._owner._attempt.read_stream = observed
         return observed, write_stream
@@ -1074,11 +1066,8 @@ class _ObservedTransport:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
-        self._owner._start_watchdog()
-        try:
-            return await self._inner.__aexit__(exc_type, exc, tb)
-        finally:
-            self._owner._kill_leftovers()
+        # The stdio stream stops its server within the graces as it exits (actors.mcp.stdio_stream).
+        return await self._inner.__aexit__(exc_type, exc, tb)
 
 
 class _ObservedReadStream:

@@ -1,34 +1,38 @@
-"""One stdio server process that the SDK started: its pid, its stderr, its exit, its deadline.
+"""One stdio server process: its start off the event loop, its stderr, its exit, its stop.
 
-The SDK's ``stdio_client`` hands out no handle to the process it starts. `StdioProcess` finds
-it (in the client's suspended generator, see `sdk_process`), keeps the last lines of its
-stderr, learns of its exit at once (a pidfd on Linux, even while a grandchild holds its pipes
-open), and, once the transport tears down, makes sure it is gone within the graces: SIGTERM to
-its process group after ``close_grace``, SIGKILL after ``kill_grace`` more. The SDK alone would
-wait 2 s before SIGTERM.
+`StdioProcess` starts the server on a *keeper thread* of its own, which then waits for the
+server's exit and reaps it. Both halves keep work off the shared loop: the fork and exec (171 ms
+seen there under load) and the wait (asyncio's child watcher on Python 3.11 runs a thread per
+child anyway). The keeper must live as long as the server: the parent-death signal that
+`actors.mcp.pdeathsig` sets fires when the *thread* that forked the server ends, so a pooled
+worker thread (anyio retires idle ones) would take the server with it.
 
-On POSIX the command runs through `actors.mcp.pdeathsig`, so the server dies with its host.
+The exit is pushed to the loop at once, even while a grandchild holds the server's pipes open.
+`StdioProcess.stop` ends the server within the graces once its stdin is closed: SIGTERM to its
+process group after ``close_grace``, SIGKILL after ``kill_grace`` more.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
+import concurrent.futures
 import contextlib
 import logging
 import os
 import shutil
 import signal
+import subprocess
 import sys
+import threading
 from collections import deque
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Final
 
 import anyio
-import anyio.abc
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import get_default_environment
 
 from actors.mcp.redaction import Redactor
 from actors.mcp.sdk_options import StdioCommand
@@ -36,15 +40,11 @@ from actors.mcp.transport import StartRefused
 
 __all__ = [
     "PDEATHSIG_SCRIPT",
-    "SDK_VERIFIED",
     "StderrTail",
     "StdioProcess",
+    "command_line",
     "exit_text",
     "resolve_command",
-    "sdk_process",
-    "server_parameters",
-    "signal_group",
-    "wait_exit",
 ]
 
 logger = logging.getLogger(__name__)
@@ -52,13 +52,10 @@ logger = logging.getLogger(__name__)
 PDEATHSIG_SCRIPT: Final = Path(__file__).with_name("pdeathsig.py")
 """The wrapper that sets the parent-death signal and then execs the server."""
 
-SDK_VERIFIED: Final = ((2, 3), (2, 4))
-"""The ``mcp`` versions (from, up to but excluding) whose ``stdio_client`` was checked to keep
-the process it starts in a local variable named ``process`` (which `sdk_process` reads)."""
-
 _STDERR_TAIL_LINES = 20
 _STDERR_LINE_MAX = 500
-_EXIT_POLL_INTERVAL = 0.01
+_SPAWN_TIMEOUT = 30.0
+_REAP_WAIT = 2.0
 
 
 def resolve_command(spec: StdioCommand, label: str) -> str:
@@ -79,62 +76,14 @@ def resolve_command(spec: StdioCommand, label: str) -> str:
     return found
 
 
-def server_parameters(spec: StdioCommand, resolved: str) -> StdioServerParameters:
-    """The SDK's parameters to start ``resolved`` (`resolve_command`'s answer) as ``spec`` says."""
-    command, args = resolved, list(spec.args)
+def command_line(spec: StdioCommand, resolved: str) -> list[str]:
+    """The argv that starts ``resolved`` (`resolve_command`'s answer) with ``spec``'s arguments,
+    through the parent-death wrapper on POSIX."""
+    argv = [resolved, *spec.args]
     if os.name == "posix" and sys.executable:
         # -I -S: the wrapper needs only the standard library; start it fast.
-        args = ["-I", "-S", str(PDEATHSIG_SCRIPT), f"--ppid={os.getpid()}", command, *args]
-        command = sys.executable
-    return StdioServerParameters(
-        command=command, args=args, env=dict(spec.env) if spec.env is not None else None, cwd=spec.cwd
-    )
-
-
-def sdk_process(inner: AbstractAsyncContextManager[Any]) -> anyio.abc.Process | None:
-    """The process that the SDK's ``stdio_client`` started, read from its suspended generator.
-
-    The SDK does not expose it; we need it for the pid, the exit status and the kill deadline.
-    Verified on the ``mcp`` versions of `SDK_VERIFIED` (a test fails when the SDK moves out of
-    that range). None, logged, when the generator holds no such local.
-    """
-    frame = getattr(getattr(inner, "gen", None), "ag_frame", None)
-    process = frame.f_locals.get("process") if frame is not None else None
-    if isinstance(process, anyio.abc.Process):
-        return process
-    if frame is not None:
-        # A failed spawn has no frame left; a live one without the local means the SDK changed.
-        logger.warning(
-            "could not find the stdio server's process in the SDK's stdio_client: no pid, exit "
-            "status or kill deadline for it (see actors.mcp.stdio_process.SDK_VERIFIED)"
-        )
-    return None
-
-
-async def wait_exit(process: anyio.abc.Process, timeout: float) -> bool:
-    """Whether the process has exited (and been reaped) within ``timeout``.
-
-    Polls ``returncode``: ``wait()`` would also wait for pipe EOF, which a grandchild can hold.
-    """
-    with anyio.move_on_after(timeout):
-        while process.returncode is None:
-            await anyio.sleep(_EXIT_POLL_INTERVAL)
-    return process.returncode is not None
-
-
-def signal_group(process: anyio.abc.Process, sig: signal.Signals) -> None:
-    """Signal the server's process group (the SDK starts it as a session leader)."""
-    if process.returncode is not None:
-        return
-    try:
-        if os.name == "posix":
-            os.killpg(process.pid, sig)
-        elif sig == signal.SIGKILL:
-            process.kill()
-        else:
-            process.terminate()
-    except (ProcessLookupError, PermissionError):
-        pass
+        return [sys.executable, "-I", "-S", str(PDEATHSIG_SCRIPT), f"--ppid={os.getpid()}", *argv]
+    return argv
 
 
 def exit_text(returncode: int | None) -> str:
@@ -150,30 +99,38 @@ def exit_text(returncode: int | None) -> str:
 
 
 class StdioProcess:
-    """One spawn of a stdio server: its process once found, its stderr tail, its exit watch
-    and its kill deadline. Used on the event-loop thread only."""
+    """One spawn of a stdio server: its process once started, its stderr tail, its exit and
+    its stop. Used on the event-loop thread only (its keeper thread reports through the loop)."""
 
     def __init__(
         self,
-        label: str,
-        redact: Redactor,
+        argv: Sequence[str],
         *,
-        close_grace: float,
-        kill_grace: float,
-        on_exit: Callable[[], None],
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        label: str = "stdio server",
+        redact: Redactor | None = None,
+        close_grace: float = 0.5,
+        kill_grace: float = 1.0,
+        on_exit: Callable[[], None] | None = None,
     ) -> None:
-        """``on_exit`` is called (on the loop) as soon as the process is seen to exit."""
+        """``env`` is set over the SDK's default environment, as the SDK's ``stdio_client``
+        does; ``on_exit`` is called on the loop as soon as the process is seen to exit."""
+        if not argv:
+            raise ValueError("a stdio server needs a command")
+        self.argv = list(argv)
+        self._env = dict(env) if env is not None else None
+        self._cwd = cwd
         self._label = label
-        self._redact = redact
+        self._redact = redact if redact is not None else Redactor()
         self._close_grace = close_grace
         self._kill_grace = kill_grace
         self._on_exit = on_exit
-        self.process: anyio.abc.Process | None = None
-        """The server's process, once `adopt` found it."""
+        self.process: subprocess.Popen[bytes] | None = None
+        """The server's process, once `start` started it."""
         self.stderr: StderrTail | None = None
-        self._errlog: TextIO | None = None
-        self._pidfd: int | None = None
-        self._watchdog_scope: anyio.CancelScope | None = None
+        self._stderr_fd: int | None = None
+        self._exited: anyio.Event | None = None
 
     @property
     def pid(self) -> int | None:
@@ -183,8 +140,16 @@ class StdioProcess:
             return None
         return process.pid
 
-    async def open_stderr(self, stack: AsyncExitStack) -> TextIO:
-        """A pipe for the server's stderr, read on the loop into `stderr`; ``stack`` closes it."""
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once the process has exited and been reaped, else None."""
+        return self.process.returncode if self.process is not None else None
+
+    async def open_stderr(self, stack: AsyncExitStack) -> None:
+        """A pipe for the server's stderr, read on the loop into `stderr`; ``stack`` closes it.
+
+        Without it the server writes to this process's stderr.
+        """
         read_fd, write_fd = os.pipe()
         tail = StderrTail(self._label, self._redact)
         try:
@@ -200,89 +165,135 @@ class StdioProcess:
             os.close(write_fd)
             raise
         stack.callback(reader.close)
-        errlog = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
-        stack.callback(errlog.close)
         self.stderr = tail
-        self._errlog = errlog
-        return errlog
+        self._stderr_fd = write_fd
+        stack.callback(self._close_stderr_fd)
 
-    def adopt(self, inner: AbstractAsyncContextManager[Any]) -> int | None:
-        """The SDK started (or failed to start) the process: keep its handle, watch for its
-        exit, drop our end of the stderr pipe. Returns its pid when found."""
-        if self._errlog is not None:
-            # The child holds its own copy; ours would keep the pipe open after it exits.
-            self._errlog.close()
-        process = sdk_process(inner)
-        if process is None:
-            return None
-        self.process = process
-        self._watch(process)
-        return process.pid
+    async def start(self) -> subprocess.Popen[bytes]:
+        """Start the server on its keeper thread, with pipes for stdin and stdout.
 
-    def _watch(self, process: anyio.abc.Process) -> None:
-        """Learn of the server's exit at once, even while a grandchild holds its pipes open."""
-        pidfd_open = getattr(os, "pidfd_open", None)
-        if pidfd_open is None:
-            return
+        Raises ``OSError`` when it cannot be started. Waits (shielded, at most 30 s) for the
+        start: a caller cancelled meanwhile still gets the process, so that it can stop it.
+        """
+        if self.process is not None:
+            raise RuntimeError("StdioProcess is single use: start() was already called")
+        self._exited = anyio.Event()
+        started: concurrent.futures.Future[subprocess.Popen[bytes]] = concurrent.futures.Future()
+        # The keeper owns our end of the stderr pipe from here on, and closes it once the child
+        # holds its own copy (ours would keep the pipe open after the child exits).
+        stderr_fd, self._stderr_fd = self._stderr_fd, None
+        keeper = threading.Thread(
+            target=self._keep,
+            args=(started, stderr_fd, asyncio.get_running_loop()),
+            name=f"mcp-stdio {self._label}",
+            daemon=True,
+        )
         try:
-            fd: int = pidfd_open(process.pid)
-        except OSError:
-            return  # already gone: the end of its stdout says so
-        self._pidfd = fd
-        asyncio.get_running_loop().add_reader(fd, self._exited)
+            keeper.start()
+        except RuntimeError as exc:  # no more threads
+            if stderr_fd is not None:
+                os.close(stderr_fd)
+            raise OSError(f"{self._label}: cannot start a thread for the server: {exc}") from exc
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_SPAWN_TIMEOUT):
+            await asyncio.wrap_future(started)
+        # Still pending only after the timeout: cancelled, the keeper stops what it starts late.
+        if started.cancel():
+            raise OSError(f"{self._label}: the server did not start within {_SPAWN_TIMEOUT}s")
+        process = started.result()
+        self.process = process
+        return process
 
-    def _exited(self) -> None:
-        self.unwatch()
-        self._on_exit()
+    def _keep(
+        self,
+        started: concurrent.futures.Future[subprocess.Popen[bytes]],
+        stderr_fd: int | None,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        """The keeper thread: start the server, then wait for its exit and report it."""
+        try:
+            process = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr_fd,
+                env=get_default_environment() | (self._env or {}),
+                cwd=self._cwd,
+                start_new_session=True,
+                bufsize=0,
+            )
+        except BaseException as exc:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                started.set_exception(exc)
+            return
+        finally:
+            if stderr_fd is not None:
+                os.close(stderr_fd)
+        try:
+            started.set_result(process)
+        except concurrent.futures.InvalidStateError:
+            # The start was given up on: nobody will ever stop this server but us.
+            _signal_group(process, signal.SIGKILL)
+            process.wait()
+            for pipe in (process.stdin, process.stdout):
+                if pipe is not None:
+                    pipe.close()
+            return
+        # Blocks until the server exits, which `stop` (or the parent-death signal) guarantees.
+        process.wait()
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is left to tell
+            loop.call_soon_threadsafe(self._reaped)
+
+    def _reaped(self) -> None:
+        if self._exited is not None:
+            self._exited.set()
+        on_exit = self._on_exit
+        if on_exit is not None:
+            on_exit()
 
     def unwatch(self) -> None:
-        """Stop watching for the exit (idempotent)."""
-        fd, self._pidfd = self._pidfd, None
-        if fd is None:
-            return
-        with contextlib.suppress(Exception):
-            asyncio.get_running_loop().remove_reader(fd)
-        with contextlib.suppress(OSError):
-            os.close(fd)
+        """Stop reporting the exit to ``on_exit`` (idempotent)."""
+        self._on_exit = None
 
-    def start_watchdog(self, tasks: anyio.abc.TaskGroup) -> None:
-        """The transport is tearing down: make sure the server is gone within the graces."""
+    async def wait_exit(self, timeout: float) -> bool:
+        """Whether the process has exited (and been reaped) within ``timeout``."""
+        if self.process is None or self._exited is None:
+            return True
+        if self.process.returncode is None:
+            with anyio.move_on_after(timeout):
+                await self._exited.wait()
+        return self.process.returncode is not None
+
+    async def stop(self) -> None:
+        """Make sure the server is gone, its stdin being closed: SIGTERM to its process group
+        after ``close_grace``, SIGKILL after ``kill_grace`` more, then what it left in its
+        group. Bounded; idempotent. Shield it from cancellation."""
         process = self.process
-        if process is None or self._watchdog_scope is not None or process.returncode is not None:
+        if process is None:
             return
-        self._watchdog_scope = anyio.CancelScope(shield=True)
-        tasks.start_soon(self._watchdog, process, self._watchdog_scope)
+        for sig, grace in ((signal.SIGTERM, self._close_grace), (signal.SIGKILL, self._kill_grace)):
+            if await self.wait_exit(grace):
+                break
+            logger.debug("%s: pid %d still running; sending %s", self._label, process.pid, sig.name)
+            _signal_group(process, sig)
+        else:
+            if not await self.wait_exit(_REAP_WAIT):
+                logger.warning("%s: pid %d survived SIGKILL; abandoning it", self._label, process.pid)
+                return
+        self._kill_leftovers(process)
 
-    def stop_watchdog(self) -> None:
-        """The SDK reaped the process (or gave up on it): the deadline is moot."""
-        scope, self._watchdog_scope = self._watchdog_scope, None
-        if scope is not None:
-            scope.cancel()
-
-    async def _watchdog(self, process: anyio.abc.Process, scope: anyio.CancelScope) -> None:
-        # Shielded: it must outlive a cancelled connect, whose teardown is what it guards.
-        with scope:
-            for sig, grace in ((signal.SIGTERM, self._close_grace), (signal.SIGKILL, self._kill_grace)):
-                if await wait_exit(process, grace):
-                    return
-                logger.debug("%s: pid %d still running; sending %s", self._label, process.pid, sig.name)
-                signal_group(process, sig)
-
-    def kill_leftovers(self) -> None:
+    def _kill_leftovers(self, process: subprocess.Popen[bytes]) -> None:
         """The server is gone: kill what it left in its process group (children holding its pipes)."""
-        process = self.process
-        if process is not None and process.returncode is not None and os.name == "posix":
+        if os.name == "posix":
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
                 logger.debug("%s: killed what was left of process group %d", self._label, process.pid)
 
     async def exit_status(self, wait: float) -> str:
         """The exit status (`exit_text`) once the process exits, waiting up to ``wait``."""
-        process = self.process
-        if process is None:
+        if self.process is None:
             return ""
-        await wait_exit(process, wait)
-        return exit_text(process.returncode)
+        await self.wait_exit(wait)
+        return exit_text(self.process.returncode)
 
     async def stderr_closed(self, wait: float) -> None:
         """Wait up to ``wait`` for the end of stderr, so that the tail holds the last words."""
@@ -293,6 +304,27 @@ class StdioProcess:
     def stderr_lines(self, count: int) -> list[str]:
         """The last ``count`` lines of stderr."""
         return self.stderr.tail(count) if self.stderr is not None else []
+
+    def _close_stderr_fd(self) -> None:
+        fd, self._stderr_fd = self._stderr_fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    """Signal the server's process group (it was started as a session leader)."""
+    if process.returncode is not None:
+        return
+    try:
+        if os.name == "posix":
+            os.killpg(process.pid, sig)
+        elif sig == signal.SIGKILL:
+            process.kill()
+        else:
+            process.terminate()
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 class StderrTail(asyncio.Protocol):

@@ -280,6 +280,18 @@ def test_max_argument_bytes_defaults_to_16_mib_and_may_be_a_default() -> None:
     assert ServerConfig(name="t", command="x").max_argument_bytes == 16 * 1024 * 1024
 
 
+def test_max_message_bytes_defaults_to_64_mib_and_may_be_a_default() -> None:
+    config = load_config(
+        {
+            "defaults": {"maxMessageBytes": 4096},
+            "mcpServers": {"a": STDIO, "b": {**STDIO, "maxMessageBytes": 1}},
+        },
+        environ={},
+    )
+    assert (config.servers["a"].max_message_bytes, config.servers["b"].max_message_bytes) == (4096, 1)
+    assert ServerConfig(name="t", command="x").max_message_bytes == 64 * 1024 * 1024
+
+
 def test_defaults_take_only_lifecycle_keys() -> None:
     error = problems_of({"defaults": {"command": "x"}, "mcpServers": {"a": STDIO}})
     assert_names(error, "defaults.command")
@@ -327,6 +339,7 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
         "connectTimeout": 2,
         "callTimeout": 3,
         "maxArgumentBytes": 1024,
+        "maxMessageBytes": 2048,
         "restart": "permanent",
         "maxRestarts": 7,
         "restartWindow": 9,
@@ -347,6 +360,7 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
     assert s.health_check_interval == 0
     assert (s.connect_timeout, s.call_timeout) == (2, 3)
     assert s.max_argument_bytes == 1024
+    assert s.max_message_bytes == 2048
     assert (s.restart, s.max_restarts, s.restart_window) == ("permanent", 7, 9)
     assert (s.restart_backoff, s.restart_backoff_max) == (0.5, 4)
     assert s.tools == ToolFilter(include=("get_*",), exclude=("get_secret",))
@@ -366,6 +380,7 @@ BAD_VALUES: dict[str, list[Any]] = {
     "connectTimeout": [0, -1, "fast", [1], None],
     "callTimeout": [0, -2.5, "slow", {}, None],
     "maxArgumentBytes": [0, -1, 1.5, "huge", [1024], None],
+    "maxMessageBytes": [0, -1, 1.5, "huge", [1024], None],
     "restart": ["sometimes", "Permanent", 1, [], None],
     "maxRestarts": [-1, 2.5, "five", [5], None],
     "restartWindow": [0, -60, "a minute", [], None],
@@ -410,6 +425,7 @@ COERCED_CASES = [
     ("maxRestarts", True),
     ("callTimeout", True),
     ("maxArgumentBytes", True),
+    ("maxMessageBytes", True),
     ("trustAnnotations", 1),
     ("disabled", 1),
 ]
@@ -422,7 +438,7 @@ def test_wrong_json_type_is_rejected_not_coerced(key: str, value: Any) -> None:
 
 
 NON_NEGATIVE = ["idleTimeout", "healthCheckInterval", "restartBackoff", "restartBackoffMax", "maxRestarts"]
-POSITIVE = ["connectTimeout", "callTimeout", "restartWindow", "maxArgumentBytes"]
+POSITIVE = ["connectTimeout", "callTimeout", "restartWindow", "maxArgumentBytes", "maxMessageBytes"]
 
 
 @given(

@@ -1,78 +1,69 @@
-"""`actors.mcp.stdio_process`: finding the SDK's stdio process, resolving commands, exit texts.
+"""`actors.mcp.stdio_process`: resolving commands, the command line, the keeper thread, exit texts.
 
-The process is read out of the SDK's ``stdio_client`` generator frame, which the SDK does not
-promise to keep: `test_the_sdk_still_keeps_the_stdio_process_where_we_read_it` pins the ``mcp``
-versions that was verified on.
+The stream over the process is tested in tests/mcp/test_stdio_stream.py.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import logging
 import os
-import re
 import signal
 import stat
 import sys
+import threading
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
+import anyio
 import pytest
 
-from actors.loop import EventLoop
 from actors.mcp.sdk_options import StdioCommand
-from actors.mcp.stdio_process import SDK_VERIFIED, exit_text, resolve_command, sdk_process
+from actors.mcp.stdio_process import PDEATHSIG_SCRIPT, StdioProcess, command_line, exit_text, resolve_command
 from actors.mcp.transport import StartRefused
-from tests.conftest import child_pids
-from tests.mcp.conftest import stdio_transport
+from tests.conftest import wait_until
 
 
-def _major_minor(version: str) -> tuple[int, int]:
-    numbers = [int(n) for n in re.findall(r"\d+", version)[:2]]
-    return numbers[0], numbers[1] if len(numbers) > 1 else 0
-
-
-def test_the_sdk_still_keeps_the_stdio_process_where_we_read_it(loop: EventLoop) -> None:
-    version = importlib.metadata.version("mcp")
-    (low, high) = SDK_VERIFIED
-    what_to_check = (
-        "check that mcp/client/stdio.py `stdio_client` still keeps the process it starts in a local "
-        "variable named `process` (actors.mcp.stdio_process.sdk_process reads it out of the suspended "
-        "generator), then update SDK_VERIFIED"
-    )
-    transport = stdio_transport(protocol="legacy")
-    loop.run(transport.connect, None, timeout=30)
+def _cmdline(pid: int) -> bytes:
     try:
-        pid = transport.pid
-        assert pid is not None, f"no stdio process found in mcp {version}'s stdio_client: {what_to_check}"
-        assert pid == transport.spawned_pid
-        assert pid in child_pids(), "the pid found is not a child of this process"
-    finally:
-        loop.run(transport.close, timeout=15)
-    low_text, high_text = ".".join(map(str, low)), ".".join(map(str, high))
-    assert low <= _major_minor(version) < high, (
-        f"mcp {version} is outside the range verified for reading the stdio process "
-        f"({low_text} <= mcp < {high_text}): {what_to_check}"
-    )
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            return file.read()
+    except OSError:
+        return b""
 
 
-def test_no_generator_frame_means_no_process_and_no_noise(caplog: pytest.LogCaptureFixture) -> None:
-    # A spawn that failed leaves a finished generator (no frame): nothing to find, nothing to say.
-    caplog.set_level(logging.DEBUG, logger="actors.mcp.stdio_process")
-    finished: Any = SimpleNamespace(gen=SimpleNamespace(ag_frame=None))
-    assert sdk_process(finished) is None
-    assert sdk_process(object()) is None  # type: ignore[arg-type]
-    assert not caplog.records
+def test_the_command_line_goes_through_the_parent_death_wrapper() -> None:
+    spec = StdioCommand("server", ("--flag", "value"))
+    argv = command_line(spec, "/usr/bin/server")
+    if os.name == "posix":
+        assert argv[:4] == [sys.executable, "-I", "-S", str(PDEATHSIG_SCRIPT)]
+        assert argv[4:] == [f"--ppid={os.getpid()}", "/usr/bin/server", "--flag", "value"]
+    else:
+        assert argv == ["/usr/bin/server", "--flag", "value"]
 
 
-def test_a_frame_without_the_process_is_reported(caplog: pytest.LogCaptureFixture) -> None:
-    # What a future SDK that renamed its local would look like.
-    caplog.set_level(logging.DEBUG, logger="actors.mcp.stdio_process")
-    moved: Any = SimpleNamespace(gen=SimpleNamespace(ag_frame=SimpleNamespace(f_locals={"proc": object()})))
-    assert sdk_process(moved) is None
-    assert [r.levelno for r in caplog.records] == [logging.WARNING]
-    assert "could not find the stdio server's process" in caplog.records[0].getMessage()
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
+def test_a_server_outlives_the_thread_that_asked_for_its_start() -> None:
+    # The parent-death signal fires when the *thread* that forked the server ends. Forking on
+    # the caller's thread (or on a pooled worker, which anyio retires when idle) would kill the
+    # server with that thread; the keeper thread lives as long as the server.
+    spec = StdioCommand(sys.executable, ("-c", "import sys; sys.stdin.read()"))
+    process = StdioProcess(command_line(spec, sys.executable), label="outliving")
+
+    async def start() -> None:
+        started = await process.start()
+        # Past the wrapper's exec, the death signal is set: from now on it would fire.
+        with anyio.fail_after(30):
+            while b"pdeathsig" in _cmdline(started.pid) or not _cmdline(started.pid):
+                await anyio.sleep(0.01)
+
+    starter = threading.Thread(target=anyio.run, args=(start,), name="short-lived starter")
+    starter.start()
+    starter.join(60)
+    assert not starter.is_alive()
+    assert process.process is not None and process.process.stdin is not None
+    process.process.stdin.close()  # a server still running reads the end of its input and exits 0
+    assert wait_until(lambda: process.returncode is not None, 30)
+    assert process.returncode == 0, exit_text(process.returncode)
+    assert process.process.stdout is not None
+    process.process.stdout.close()
 
 
 def test_resolve_command_finds_programs_on_the_servers_own_path(tmp_path: Path) -> None:
