@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 TransportKind = Literal["stdio", "streamable-http", "sse"]
-OAuthGrant = Literal["authorization_code", "client_credentials"]
+OAuthGrant = Literal["authorization_code", "client_credentials", "identity_assertion"]
 ProtocolMode = Literal["legacy", "auto", "2026-07-28"]
 RestartPolicy = Literal["permanent", "transient", "temporary"]
 
@@ -95,7 +95,10 @@ class OAuthConfig(BaseModel):
     """An https URL of a client ID metadata document, used as the client ID where the server supports it."""
     grant: OAuthGrant = "authorization_code"
     """``authorization_code``: a user logs in (``mcp-actors login``); ``client_credentials``: the
-    client authenticates itself with ``clientSecret`` or ``privateKeyFile``, no user."""
+    client authenticates itself with ``clientSecret`` or ``privateKeyFile``, no user;
+    ``identity_assertion``: enterprise-managed (SEP-990), the host's identity provider vouches for
+    the user (an ID-JAG from the host's handler), exchanged at ``issuer`` with ``clientId`` and
+    ``clientSecret``."""
     private_key_file: str | None = None
     """A PEM private key that signs the client's assertion (``private_key_jwt``, client_credentials)."""
     issuer: str | None = None
@@ -141,6 +144,11 @@ class OAuthConfig(BaseModel):
                 raise ValueError("the client_credentials grant needs a 'clientSecret' or a 'privateKeyFile'")
         elif self.private_key_file:
             raise ValueError("'privateKeyFile' is only used by the client_credentials grant")
+        if self.grant == "identity_assertion":
+            needed = {"clientId": self.client_id, "clientSecret": self.client_secret, "issuer": self.issuer}
+            missing = [f"'{key}'" for key, value in needed.items() if not value]
+            if missing:
+                raise ValueError(f"the identity_assertion grant needs {', '.join(missing)}")
         if self.client_secret and not self.client_id:
             raise ValueError("'clientSecret' needs the 'clientId' it belongs to")
         return self

@@ -40,6 +40,7 @@ from tests.auth.conftest import (
     whoami,
 )
 from tests.servers.http import free_port
+from tests.servers.oauth_server import GOOD_ASSERTION
 
 
 def refusal(loop: EventLoop, config: Any, store: TokenStore, *steps: Any, **auth: Any) -> BaseException:
@@ -301,6 +302,57 @@ def test_wrong_client_credentials_are_classified_auth(
     kind, message = classify(exc)
     assert kind is ErrorType.AUTH
     assert message.startswith("auth error: srv: the OAuth login failed: Token exchange failed (401)")
+
+
+# ---- enterprise-managed (SEP-990 identity assertion) --------------------------------------------------
+
+
+def identity_config(oauth_server: OAuthServer) -> Any:
+    return oauth_server.config(
+        {
+            "grant": "identity_assertion",
+            "clientId": CLIENT_ID,
+            "clientSecret": CLIENT_SECRET,
+            "issuer": oauth_server.base,
+        }
+    )
+
+
+def test_an_identity_assertion_from_the_host_logs_in_without_a_browser(
+    oauth_server: OAuthServer, store: TokenStore, loop: EventLoop
+) -> None:
+    asked: list[tuple[str, str]] = []
+
+    async def id_jag(audience: str, resource: str) -> str:
+        asked.append((audience, resource))
+        return GOOD_ASSERTION
+
+    before = oauth_server.stats()
+    assert run_session(loop, identity_config(oauth_server), store, whoami, assertion_handler=id_jag) == [
+        CLIENT_ID
+    ]
+    assert asked == [(oauth_server.base, oauth_server.url)]
+    after = oauth_server.stats()
+    assert after["token:identity_assertion"] - before["token:identity_assertion"] == 1
+    assert after["authorize"] == before["authorize"]
+
+
+def test_an_identity_assertion_grant_without_one_or_with_a_bad_one_is_auth(
+    oauth_server: OAuthServer, store: TokenStore, loop: EventLoop
+) -> None:
+    config = identity_config(oauth_server)
+    missing = refusal(loop, config, store, whoami)
+    assert classify(missing) == (
+        ErrorType.AUTH,
+        "auth error: srv: the identity_assertion grant needs an identity assertion from the host",
+    )
+
+    async def bad(audience: str, resource: str) -> str:
+        return "forged"
+
+    kind, message = classify(refusal(loop, config, store, whoami, assertion_handler=bad))
+    assert kind is ErrorType.AUTH
+    assert "Token exchange failed (400)" in message and "invalid_grant" in message
 
 
 # ---- nothing blocks the loop; no secret is shown ---------------------------------------------------------

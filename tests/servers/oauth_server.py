@@ -11,7 +11,8 @@ endpoint ``/mcp`` requires a bearer token (scope ``mcp``). There is no user and 
 ``/authorize`` redirects straight back to the client's redirect URI with a code, so a test
 follows that redirect (or lets a loopback listener receive it) as the conformance suite does.
 
-``/token`` also answers the client_credentials grant for the client ``--client-id`` /
+``/token`` also answers the identity-assertion grant (SEP-990) for the pre-registered client with
+the assertion ``good-id-jag``, and the client_credentials grant for the client ``--client-id`` /
 ``--client-secret`` (the SDK's token endpoint has no such grant; a small ASGI layer adds it).
 
 Tools: ``whoami`` (the client id of the caller's token), ``echo``.
@@ -34,7 +35,6 @@ import base64
 import secrets
 import time
 from collections import Counter
-from typing import Any
 from urllib.parse import parse_qs, unquote
 
 import uvicorn
@@ -43,18 +43,21 @@ from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
     AuthorizationParams,
+    IdentityAssertionParams,
     RefreshToken,
     TokenError,
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.mcpserver import MCPServer
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth import JWT_BEARER_GRANT_TYPE, OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SCOPE = "mcp"
+GOOD_ASSERTION = "good-id-jag"
+"""The identity assertion (SEP-990) the server accepts for the pre-registered client."""
 
 
 class Provider:
@@ -128,9 +131,16 @@ class Provider:
         self.refresh.pop(token.token, None)
 
     async def exchange_identity_assertion(
-        self, client: OAuthClientInformationFull, params: Any
+        self, client: OAuthClientInformationFull, params: IdentityAssertionParams
     ) -> OAuthToken:
-        raise TokenError(error="unsupported_grant_type")
+        # A stand-in for an enterprise IdP's ID-JAG: only the agreed assertion is good.
+        self.stats["token:identity_assertion"] += 1
+        if params.assertion != GOOD_ASSERTION:
+            raise TokenError(error="invalid_grant", error_description="the assertion is not valid")
+        assert client.client_id is not None
+        token = self.issue(client.client_id, params.scopes or [SCOPE], params.resource)
+        token.refresh_token = None
+        return token
 
     def issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
         access, refresh = f"at-{secrets.token_urlsafe(24)}", f"rt-{secrets.token_urlsafe(24)}"
@@ -246,6 +256,7 @@ def build(port: int, token_lifetime: int, client_id: str, client_secret: str, re
                 enabled=True, valid_scopes=[SCOPE, "extra"], default_scopes=[SCOPE]
             ),
             revocation_options=RevocationOptions(enabled=True),
+            identity_assertion_enabled=True,
         ),
     )
 
@@ -298,7 +309,7 @@ def build(port: int, token_lifetime: int, client_id: str, client_secret: str, re
             client_id=client_id,
             client_secret=client_secret or None,
             redirect_uris=[redirect_uri] if redirect_uri else None,  # type: ignore[list-item]
-            grant_types=["authorization_code", "refresh_token", "client_credentials"],
+            grant_types=["authorization_code", "refresh_token", "client_credentials", JWT_BEARER_GRANT_TYPE],
             token_endpoint_auth_method="client_secret_basic" if client_secret else "none",
             scope=SCOPE,
         )

@@ -12,7 +12,13 @@ from __future__ import annotations
 from actors.mcp.auth.errors import AuthError, AuthRefused, LoginRequired, auth_failure, refusal_reason
 from actors.mcp.auth.login import LoginResult, auth_status, login, logout
 from actors.mcp.auth.loopback import LoopbackRedirect
-from actors.mcp.auth.provider import CallbackHandler, RedirectHandler, oauth_provider, redirect_uri_for
+from actors.mcp.auth.provider import (
+    AssertionHandler,
+    CallbackHandler,
+    RedirectHandler,
+    oauth_provider,
+    redirect_uri_for,
+)
 from actors.mcp.auth.store import (
     STATE_DIR_ENV,
     AuthStatus,
@@ -24,6 +30,7 @@ from actors.mcp.auth.store import (
 
 __all__ = [
     "STATE_DIR_ENV",
+    "AssertionHandler",
     "AuthError",
     "AuthRefused",
     "AuthStatus",

@@ -50,6 +50,7 @@ from mcp.client.auth.extensions.client_credentials import (
     ClientCredentialsOAuthProvider,
     PrivateKeyJWTOAuthProvider,
 )
+from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 from mcp.client.auth.utils import extract_field_from_www_auth, union_scopes
 from mcp.shared.auth import (
     AuthorizationCodeResult,
@@ -60,11 +61,18 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl
 
-from actors.mcp.auth.errors import AuthRefused, LoginRequired, auth_failure, refusal_reason
+from actors.mcp.auth.errors import AuthError, AuthRefused, LoginRequired, auth_failure, refusal_reason
 from actors.mcp.auth.store import ServerTokenStorage, StoredLogin, TokenStore
 from actors.mcp.config import OAuthConfig, ServerConfig
 
-__all__ = ["CLIENT_NAME", "CallbackHandler", "RedirectHandler", "oauth_provider", "redirect_uri_for"]
+__all__ = [
+    "CLIENT_NAME",
+    "AssertionHandler",
+    "CallbackHandler",
+    "RedirectHandler",
+    "oauth_provider",
+    "redirect_uri_for",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +83,9 @@ RedirectHandler = Callable[[str], Awaitable[None]]
 """Sends the user to the authorization URL (opens a browser, prints it, asks the host)."""
 CallbackHandler = Callable[[], Awaitable[AuthorizationCodeResult]]
 """Waits for the redirect back and returns its ``code``, ``state`` and ``iss``."""
+AssertionHandler = Callable[[str, str], Awaitable[str]]
+"""``(audience, resource) -> ID-JAG``: the host's identity provider vouches for the user (SEP-990);
+``audience`` is the authorization server's issuer, ``resource`` the MCP server."""
 
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 _CALLBACK_PATH = "/callback"
@@ -110,6 +121,7 @@ def oauth_provider(
     redirect_handler: RedirectHandler | None = None,
     callback_handler: CallbackHandler | None = None,
     redirect_uri: str | None = None,
+    assertion_handler: AssertionHandler | None = None,
     fresh: bool = False,
 ) -> httpx2.Auth:
     """The ``auth`` for an ``httpx2.AsyncClient`` that reaches the remote server ``config``.
@@ -119,7 +131,7 @@ def oauth_provider(
     ``redirect_handler`` and ``callback_handler`` (both required), with ``redirect_uri`` as the
     redirect URI (default: the loopback, on ``oauth.redirectPort``, the port of the stored
     registration, or a free one). ``fresh``: ignore stored tokens (a new login), keeping the
-    registration.
+    registration. ``assertion_handler``: the ID-JAG of the ``identity_assertion`` grant.
 
     A server whose config sets its own ``Authorization`` header and no ``oauth`` gets an auth
     that only reports refusals as `AuthRefused`.
@@ -136,6 +148,20 @@ def oauth_provider(
     oauth = oauth if oauth is not None else OAuthConfig()
     storage = store.for_server(config.url)
     scope = " ".join(oauth.scopes) if oauth.scopes else None
+    if oauth.grant == "identity_assertion":
+        assert oauth.client_id is not None and oauth.client_secret is not None and oauth.issuer is not None
+        return _IdentityAssertion(
+            config.name,
+            server_url=config.url,
+            storage=storage,
+            client_id=oauth.client_id,
+            client_secret=oauth.client_secret,
+            issuer=oauth.issuer,
+            assertion_provider=assertion_handler or _no_assertion(config.name),
+            scope=scope,
+            # OAuth's default, which every authorization server must accept (RFC 6749 2.3.1).
+            token_endpoint_auth_method="client_secret_basic",
+        )
     provider: _StoredLoginFlow
     if oauth.grant == "client_credentials":
         assert oauth.client_id is not None
@@ -193,6 +219,47 @@ class _RefusalCheck(httpx2.Auth):
         response = yield request
         if response.status_code in (401, 403):
             raise AuthRefused(self._server, response.status_code, refusal_reason(response))
+
+
+class _IdentityAssertion(IdentityAssertionOAuthProvider):
+    """The SDK's SEP-990 provider, with its failures named and classified."""
+
+    def __init__(self, server: str, **arguments: Any) -> None:
+        super().__init__(**arguments)
+        self._server = server
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._server!r})"
+
+    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        flow = super()._auth_flow(request)
+        final: httpx2.Response | None = None
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                if outgoing is request:
+                    final = response
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            pass
+        except OAuthFlowError as exc:
+            failure = auth_failure(exc, self._server)
+            assert failure is not None
+            raise failure from exc
+        finally:
+            await flow.aclose()
+        if final is not None and final.status_code in (401, 403):
+            raise AuthRefused(self._server, final.status_code, refusal_reason(final))
+
+
+def _no_assertion(server: str) -> AssertionHandler:
+    async def refuse(audience: str, resource: str) -> str:
+        raise AuthError(
+            server, f"{server}: the identity_assertion grant needs an identity assertion from the host"
+        )
+
+    return refuse
 
 
 class _StoredLoginFlow(OAuthClientProvider):
