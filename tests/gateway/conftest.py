@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -215,5 +214,16 @@ def alive(pids: set[int]) -> set[int]:
     return {pid for pid in pids if procfs.is_alive(pid)}
 
 
-def elapsed(since: float) -> float:
-    return time.monotonic() - since
+def processes_mentioning(text: str) -> set[int]:
+    """Live processes whose command line contains ``text`` (this one excepted)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in command and procfs.is_alive(int(entry.name)):
+            found.add(int(entry.name))
+    return found
