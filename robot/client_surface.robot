@@ -34,6 +34,13 @@ A Static Document Is Read
     Read Resource    everything    demo://resource/static/document/architecture.md
     Resource Text Should Contain    Everything Server
 
+Text Checks Fail When The Text Is Not There
+    Read Resource    everything    demo://resource/dynamic/text/1
+    Run Keyword And Expect Error    resource text * does not contain 'no such words'
+    ...    Resource Text Should Contain    no such words
+    Run Keyword And Expect Error    the last result has no messages (use Get Prompt first)
+    ...    Prompt Text Should Contain    Resource
+
 An Unknown Resource Is Not Found
     Read Resource    everything    demo://resource/no/such/thing
     Last Result Should Fail With    not_found
