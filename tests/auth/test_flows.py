@@ -261,6 +261,29 @@ def test_a_forbidden_request_is_classified_auth_with_the_servers_reason(
     )
 
 
+def test_a_scope_step_up_without_a_person_asks_for_a_login_that_then_requests_the_scopes(
+    oauth_server: OAuthServer, store: TokenStore, loop: EventLoop
+) -> None:
+    config = oauth_server.config()
+    log_in(config, store)
+    oauth_server.control("refuse", status="403", error="insufficient_scope", scope="mcp extra")
+    before = oauth_server.stats()
+    exc = refusal(loop, config, store, whoami)
+    assert str(exc) == (
+        "auth error: srv: the server asks for more access (scope mcp extra): run `mcp-actors login srv`"
+    )
+    assert oauth_server.stats()["authorize"] == before["authorize"]
+    assert store.load(oauth_server.url).wanted_scope == "mcp extra"
+    oauth_server.control("refuse")
+    result = log_in(config, store)
+    assert result.authorization_url is not None
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(result.authorization_url).query)
+    assert set(query["scope"][0].split()) == {"mcp", "extra"}
+    login = store.load(oauth_server.url)
+    assert login.wanted_scope is None  # granted
+    assert login.tokens is not None and set((login.tokens.scope or "").split()) == {"mcp", "extra"}
+
+
 # ---- client credentials -------------------------------------------------------------------------------
 
 

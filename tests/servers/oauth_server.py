@@ -22,7 +22,7 @@ Controls for tests (no token needed):
 - ``POST /control/expire``: every access token stops being accepted (refresh tokens still work).
 - ``POST /control/revoke``: every access and refresh token stops being accepted.
 - ``POST /control/refuse?status=401`` (or ``403``): ``/mcp`` refuses every request, token or not;
-  without ``status``: stops refusing.
+  ``error`` and ``scope`` go into its ``WWW-Authenticate``; without ``status``: stops refusing.
 - ``POST /control/redirect?uri=...``: the one redirect URI the pre-registered client may use.
 - ``GET /control/stats``: counts of what the server saw, as JSON (``mcp:401``, ``discovery``,
   ``register``, ``authorize``, ``token:refresh_token`` ...).
@@ -168,6 +168,8 @@ class TestLayer:
         self.client_id = client_id
         self.client_secret = client_secret
         self.refuse: int | None = None
+        self.refuse_error = ""
+        self.refuse_scope = ""
         self.metadata_url = f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -178,8 +180,12 @@ class TestLayer:
         stats = self.provider.stats
         if path == "/mcp" and self.refuse is not None:
             stats[f"mcp:{self.refuse}"] += 1
-            error = "invalid_token" if self.refuse == 401 else "insufficient_permissions"
+            error = self.refuse_error or (
+                "invalid_token" if self.refuse == 401 else "insufficient_permissions"
+            )
             header = f'Bearer error="{error}", error_description="refused by the test", '
+            if self.refuse_scope:
+                header += f'scope="{self.refuse_scope}", '
             header += f'resource_metadata="{self.metadata_url}"'
             await JSONResponse({"error": error}, self.refuse, headers={"WWW-Authenticate": header})(
                 scope, receive, send
@@ -288,6 +294,8 @@ def build(port: int, token_lifetime: int, client_id: str, client_secret: str, re
     async def refuse(request: Request) -> Response:
         status = request.query_params.get("status")
         layer.refuse = int(status) if status else None
+        layer.refuse_error = request.query_params.get("error", "")
+        layer.refuse_scope = request.query_params.get("scope", "")
         return JSONResponse({"ok": True})
 
     @server.custom_route("/control/redirect", methods=["POST"])

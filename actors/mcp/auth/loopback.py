@@ -67,6 +67,9 @@ class LoopbackRedirect:
 
     async def redirect_handler(self, authorization_url: str) -> None:
         self.authorization_url = authorization_url
+        # A second round (a scope step-up in the same login) waits for its own redirect.
+        self._query = None
+        self._done.clear()
         await anyio.to_thread.run_sync(self.listen, authorization_url)
         if self.open_url is not None:
             await anyio.to_thread.run_sync(self.open_url, authorization_url)

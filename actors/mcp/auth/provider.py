@@ -371,10 +371,11 @@ class _StoredLoginFlow(OAuthClientProvider):
             if servers and self.context.auth_server_url is None:
                 self.context.auth_server_url = str(servers[0])
         if self._needs_person and self._interactive:
-            await self._settle_redirect_uri(login)
+            await self._settle_registration(login)
 
-    async def _settle_redirect_uri(self, login: StoredLogin) -> None:
-        """Pick the redirect URI of this login, and drop a stored registration that does not allow it."""
+    async def _settle_registration(self, login: StoredLogin) -> None:
+        """Pick the redirect URI of this login, and drop a stored registration that does not
+        allow it or the scopes wanted (a server may hold a client to the scopes it registered)."""
         stored = login.client_info if self._oauth.client_id is None else None
         uri = self._fixed_redirect_uri
         if uri is None:
@@ -399,12 +400,16 @@ class _StoredLoginFlow(OAuthClientProvider):
                 scope=self.context.client_metadata.scope,
             )
             self.context.client_info = self._configured_client
-        elif stored is not None and uri not in {str(u) for u in stored.redirect_uris or ()}:
-            logger.info(
-                "%s: the stored client registration does not allow %s; registering again", self._server, uri
-            )
-            self.context.client_info = None
-            await self._storage.forget_client()
+        elif stored is not None:
+            wanted = set((union_scopes(" ".join(self._oauth.scopes or ()), login.wanted_scope) or "").split())
+            registered = set(stored.scope.split()) if stored.scope is not None else wanted
+            if uri not in {str(u) for u in stored.redirect_uris or ()} or not wanted <= registered:
+                logger.info(
+                    "%s: the stored client registration does not fit this login; registering again",
+                    self._server,
+                )
+                self.context.client_info = None
+                await self._storage.forget_client()
 
     async def _perform_authorization(self) -> httpx2.Request:
         state = _ATTEMPT.get(None) or _Attempt()
