@@ -30,6 +30,7 @@ def test_auth_is_an_error_type_labelled_auth_error() -> None:
 def test_login_required_says_which_command_to_run() -> None:
     exc = LoginRequired("gh")
     assert isinstance(exc, ToolError) and exc.error_type == "auth"
+    assert isinstance(exc, ConnectionError)  # what a transport's connect raises
     assert str(exc) == "auth error: gh needs a login: run `mcp-actors login gh`"
     assert classify(exc) == (ErrorType.AUTH, "auth error: gh needs a login: run `mcp-actors login gh`")
     why = LoginRequired("gh", "the stored login could not be renewed")

@@ -17,10 +17,12 @@ _MAX_REASON = 300
 _PARAMETER = re.compile(r'([A-Za-z_]+)=(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
 
 
-class AuthError(ToolError):
+class AuthError(ToolError, ConnectionError):
     """A remote server needs a login, or refused the credentials it was given.
 
-    A `ToolError` of type ``auth``: ``details`` is the whole message, naming the server.
+    A `ToolError` of type ``auth``: ``details`` is the whole message, naming the server. Also a
+    ``ConnectionError``: the session cannot go on, and code that knows nothing of logins treats
+    it as the lost connection it is (a transport's ``connect`` raises it as it is).
     """
 
     def __init__(self, server: str, details: str) -> None:
