@@ -14,7 +14,7 @@ import ssl
 
 from actors.mcp.adapter import TransportSource
 from actors.mcp.config import ServerConfig
-from actors.runtime.handlers import HostHandlers
+from actors.runtime.handlers import HostHandlers, client_handlers
 from actors.runtime.host import HostCalls
 from actors.runtime.registry import TransportFactory
 
@@ -36,6 +36,7 @@ def sdk_transports(servers: list[ServerConfig], handlers: HostHandlers, host: Ho
         context = default_ssl_context()
 
     def source(config: ServerConfig) -> TransportSource:
-        return functools.partial(SDKTransport.for_server, config, ssl_context=context)
+        answers = client_handlers(config, handlers, host)
+        return functools.partial(SDKTransport.for_server, config, ssl_context=context, handlers=answers)
 
     return source
