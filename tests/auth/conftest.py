@@ -21,6 +21,7 @@ from actors.config import load_config
 from actors.loop import EventLoop
 from actors.mcp.auth import STATE_DIR_ENV, LoginResult, TokenStore, login, oauth_provider
 from actors.mcp.config import ServerConfig
+from actors.mcp.tls import default_ssl_context
 from tests.servers.http import HTTPServer
 
 OAUTH_MODULE = "tests.servers.oauth_server"
@@ -119,12 +120,14 @@ def run_session(
     loop: EventLoop, config: ServerConfig, store: TokenStore, *steps: Step, **auth: Any
 ) -> list[Any]:
     """Connect a bare SDK client through `oauth_provider` on ``loop`` and run ``steps`` in one session."""
+    # Built here, off the loop, as the transports do: httpx2 would build one per client, on the loop.
+    ssl_context = default_ssl_context()
 
     async def session() -> list[Any]:
         provider = oauth_provider(config, store, **auth)
         results = []
         async with (
-            httpx2.AsyncClient(auth=provider, timeout=30) as http,
+            httpx2.AsyncClient(auth=provider, timeout=30, verify=ssl_context) as http,
             Client(streamable_http_client(config.url or "", http_client=http)) as client,
         ):
             for step in steps:
