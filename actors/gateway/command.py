@@ -113,13 +113,32 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
     searching = True if args.tool_search else None
     with Gateway(config, schema_cache=cache, tool_search=searching) as gateway, _reloading(gateway, args):
         try:
-            if address is None:
-                anyio.run(serve_stdio, gateway)
-            else:
-                anyio.run(serve_http, gateway, address[0], address[1], token, metrics)
-        except KeyboardInterrupt:
-            pass
+            with _terminable():
+                if address is None:
+                    anyio.run(serve_stdio, gateway)
+                else:
+                    anyio.run(serve_http, gateway, address[0], address[1], token, metrics)
+        except (KeyboardInterrupt, SystemExit):
+            pass  # Ctrl-C or SIGTERM: a requested stop; leaving the block stops every server
     return 0
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+@contextmanager
+def _terminable() -> Iterator[None]:
+    """Meanwhile, SIGTERM unwinds like Ctrl-C, so the gateway stops its servers before it exits.
+
+    Without it the default action kills the process at once; uvicorn too re-raises the SIGTERM it
+    caught once its own shutdown is done, which would kill the gateway with its servers still up.
+    """
+    previous = signal.signal(signal.SIGTERM, _exit_on_signal)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextmanager

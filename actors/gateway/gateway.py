@@ -86,7 +86,8 @@ class _Sessions:
     """Sessions that have talked to the gateway, and which are waiting on which namespace."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
-    seen: weakref.WeakSet[ServerSession] = field(default_factory=weakref.WeakSet)
+    seen: weakref.WeakSet[Any] = field(default_factory=weakref.WeakSet)
+    """The clients' connections (what outlives a request; each has ``send_tool_list_changed``...)."""
     busy: dict[str, dict[int, _InFlight]] = field(default_factory=dict)
     ids: itertools.count[int] = field(default_factory=itertools.count)
 
@@ -194,7 +195,9 @@ class Gateway:
     def _seen(self, ctx: Any) -> None:
         self._loop = self._loop or asyncio.get_running_loop()
         with self._sessions.lock:
-            self._sessions.seen.add(ctx.session)
+            # The SDK builds a ServerSession per request, gone once it is answered: keep the
+            # client's connection, which lasts as long as the client (and can notify it).
+            self._sessions.seen.add(getattr(ctx.session, "_connection", ctx.session))
 
     def _busy(self, namespace: str, ctx: Any) -> int:
         with self._sessions.lock:

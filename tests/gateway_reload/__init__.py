@@ -1,0 +1,1 @@
+"""Config reload of the gateway: --watch, SIGHUP, added, removed and changed servers, a broken file."""
