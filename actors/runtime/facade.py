@@ -171,13 +171,19 @@ class Runtime:
         resolved = RuntimeConfig() if config is None else load_config(config)
         cache = schema_cache if isinstance(schema_cache, SchemaCache | None) else SchemaCache(schema_cache)
         host = HostCalls()
+        try:
+            # Before the loop starts: importing the SDK holds the GIL, which a running loop
+            # (another runtime's, too) would wait on.
+            handlers = HostHandlers(sampling, elicitation, roots, handler_timeout)
+            factory = sdk_transports(list(resolved.servers.values()), handlers, host)
+        except BaseException:
+            host.stop()
+            raise
         loop = EventLoop.start()
         timers = TimerService()
         tools = ToolRegistry()
         builtin_ref = None
         try:
-            handlers = HostHandlers(sampling, elicitation, roots, handler_timeout)
-            factory = sdk_transports(list(resolved.servers.values()), handlers, host)
             if resolved.builtin.enabled:
                 # Deferred to the caller's thread: a host without built-in tools does not pay for them.
                 from actors.builtin import BuiltinAdapter  # noqa: PLC0415
