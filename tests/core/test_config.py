@@ -352,6 +352,7 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
         "sampling": "allow",
         "logLevel": "warning",
         "disabled": False,
+        "prefix": False,
     }
     assert set(entry) - set(STDIO) == LIFECYCLE_KEYS
     s = load_config(servers(s=entry), environ={}).servers["s"]
@@ -365,6 +366,7 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
     assert (s.restart_backoff, s.restart_backoff_max) == (0.5, 4)
     assert s.tools == ToolFilter(include=("get_*",), exclude=("get_secret",))
     assert s.protocol == "legacy"
+    assert s.prefix is False
     assert s.trust_annotations is True
     assert s.elicitation == "accept-defaults"
     assert (s.sampling, s.log_level) == ("allow", "warning")
@@ -392,6 +394,7 @@ BAD_VALUES: dict[str, list[Any]] = {
     "elicitation": ["always", True, 1, ["decline"]],
     "sampling": ["yes", True, 1, ["allow"], None],
     "logLevel": ["verbose", "DEBUG", 3, True, ["debug"]],
+    "prefix": ["no", 0, None, ["false"]],
     "disabled": ["perhaps", [], {}, None],
 }
 BAD_CASES = [(key, value) for key, values in BAD_VALUES.items() for value in values]
