@@ -77,7 +77,13 @@ async def _measure(config_path: Path, cache: Path, query: str) -> dict[str, Any]
             if label == "tool_search":
                 answer = await client.call_tool("search_tools", {"query": query, "limit": 5})
                 found = _json(types.CallToolResult(content=answer.content))
-                readings["search_answer"] = {"query": query, "limit": 5, "tokens": count_tokens(found)}
+                tools = (answer.structured_content or {}).get("tools", [])
+                readings["search_answer"] = {
+                    "query": query,
+                    "limit": 5,
+                    "tokens": count_tokens(found),
+                    "names": [tool["name"] for tool in tools],
+                }
     return readings
 
 
@@ -107,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"one search_tools answer ({answer['query']!r}, limit {answer['limit']}): {answer['tokens']} tokens"
     )
+    print(f"  found, best first: {', '.join(answer['names'])}")
     return 0
 
 
