@@ -23,7 +23,6 @@ import pydantic
 from opentelemetry import context as otel_context
 
 from actors.loop import EventLoop
-from actors.mcp.auth import auth_failure
 from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig, ToolFilter
 from actors.mcp.inference import infer_capabilities
@@ -72,9 +71,6 @@ def classify(exc: BaseException) -> tuple[ErrorType, str]:
         known = {member.value for member in ErrorType}
         kind = ErrorType(exc.error_type) if exc.error_type in known else ErrorType.SERVER_ERROR
         text = exc.details or str(exc)
-    elif (refused := auth_failure(exc)) is not None:
-        # The SDK's OAuth errors and an HTTP 401/403 raised by the SSE transport or the GET stream.
-        kind, text = ErrorType.AUTH, refused.details
     elif isinstance(exc, TimeoutError):
         kind, text = ErrorType.TIMEOUT, str(exc)
     elif isinstance(exc, ServerReplyError):

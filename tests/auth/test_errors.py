@@ -61,10 +61,16 @@ def test_a_long_reason_is_cut() -> None:
     assert len(refusal_reason(refused(401, f'Bearer error_description="{"x" * 5000}"'))) == 300
 
 
+def transported(exc: BaseException) -> BaseException:
+    """What the transport raises for ``exc``: its `AuthError` when it is one (the transport
+    converts the SDK's errors, so that classifying needs no SDK import)."""
+    return auth_failure(exc) or exc
+
+
 def test_an_http_401_or_403_raised_by_a_transport_is_auth_with_the_reason() -> None:
     response = refused(401, 'Bearer error="invalid_token", error_description="revoked"')
     exc = httpx2.HTTPStatusError("401 Unauthorized", request=response.request, response=response)
-    assert classify(exc) == (
+    assert classify(transported(exc)) == (
         ErrorType.AUTH,
         "auth error: the server refused the credentials (HTTP 401): invalid_token: revoked",
     )
@@ -72,13 +78,16 @@ def test_an_http_401_or_403_raised_by_a_transport_is_auth_with_the_reason() -> N
     assert isinstance(failure, AuthRefused) and failure.status == 401 and failure.server == "gh"
     forbidden = refused(403, None)
     exc403 = httpx2.HTTPStatusError("403", request=forbidden.request, response=forbidden)
-    assert classify(exc403) == (ErrorType.AUTH, "auth error: the server forbade the request (HTTP 403)")
+    assert classify(transported(exc403)) == (
+        ErrorType.AUTH,
+        "auth error: the server forbade the request (HTTP 403)",
+    )
     other = refused(500, None)
     assert auth_failure(httpx2.HTTPStatusError("500", request=other.request, response=other)) is None
 
 
 def test_the_sdks_oauth_errors_are_auth() -> None:
-    assert classify(OAuthTokenError("Token exchange failed (400): invalid_grant")) == (
+    assert classify(transported(OAuthTokenError("Token exchange failed (400): invalid_grant"))) == (
         ErrorType.AUTH,
         "auth error: the server: the OAuth login failed: Token exchange failed (400): invalid_grant",
     )
