@@ -421,6 +421,8 @@ class MCPToolAdapter:
                 raise ToolError(
                     self.server_name, ErrorType.CONNECTION, f"connection timed out after {timeout}s"
                 ) from None
+            if isinstance(exc, ToolError) and exc.error_type == ErrorType.AUTH:
+                raise  # a login is needed, or was refused: not a connection failure
             if isinstance(exc, Exception):
                 reason = self.redact(str(exc) or type(exc).__name__)
                 raise ToolError(

@@ -451,6 +451,15 @@ class CannotStart:
 
 
 @dataclass(frozen=True)
+class LoginNeeded:
+    """Completion: the connection ``connection`` was refused for want of a (valid) login: the
+    server stays down, calls fail as ``auth``, and the next call tries again."""
+
+    connection: int
+    error: str
+
+
+@dataclass(frozen=True)
 class Closed:
     """Completion: the connection ``connection`` was closed on our request."""
 

@@ -38,6 +38,7 @@ from actors.runtime.messages import (
     GiveUp,
     HealthCheck,
     IdleCheck,
+    LoginNeeded,
     ProbeDone,
     ReadResource,
     ResetRestarts,
@@ -332,6 +333,8 @@ class ServerActor(AnsweringActor):
                 self._on_start_failed(error, retry=True)
             case CannotStart(connection=c, error=error) if c == self.connection:
                 self._on_start_failed(error, retry=False)
+            case LoginNeeded(connection=c, error=error) if c == self.connection:
+                self._on_login_needed(error)
             case Closed(connection=c) if c == self.connection:
                 self._on_closed()
             case ConnectionLost(connection=c, reason=reason) if c == self.connection:
@@ -671,6 +674,8 @@ class ServerActor(AnsweringActor):
             if (exc := failure(future)) is None:
                 info, tools, catalog = future.result()
                 return Started(connection, info, tuple(tools), catalog)
+            if isinstance(exc, ToolError) and exc.error_type == ErrorType.AUTH:
+                return LoginNeeded(connection, _reason(exc))
             if isinstance(exc, StartRefused) or isinstance(exc.__cause__, StartRefused):
                 return CannotStart(connection, _reason(exc))
             return StartFailed(connection, _reason(exc))
@@ -742,6 +747,26 @@ class ServerActor(AnsweringActor):
         self.state = ServerState.RESTARTING if self.supervisor is not None else ServerState.STOPPED
         if self.supervisor is not None:
             tell(self.supervisor, ServerCrashed(self.namespace, error))
+
+    def _on_login_needed(self, error: str) -> None:
+        # Neither a crash nor a broken server: restarting cannot help, and a login (by the user,
+        # in another process) can at any time, so the next call simply tries again.
+        if self.then == _Then.STOP:
+            self._on_start_failed(error, retry=False)
+            return
+        self.link = _Link.DOWN
+        self.start_future = None
+        self._note_error(error)
+        self.errors += 1
+        logger.warning("%s: %s", self.namespace, error)
+        self._fail_waiting(ErrorType.AUTH, error)
+        self._settle_describe()
+        for slot in self.start_waiters:
+            settle_exception(slot, ToolError(self.namespace, ErrorType.AUTH, error))
+        self.start_waiters.clear()
+        self.state = ServerState.STOPPED
+        if self.supervisor is not None:
+            tell(self.supervisor, ServerStopped(self.namespace))
 
     def _learn_tools(self, tools: tuple[RemoteTool, ...]) -> None:
         specs = self.adapter.tool_specs_for(self.namespace, tools)

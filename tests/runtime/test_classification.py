@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from actors import CallTool, ErrorType, Runtime, ToolResult
+from actors.mcp.auth import LoginRequired
+from actors.mcp.mock import MockTransport
 from actors.runtime.registry import RegistryActor
 from actors.runtime.server import ServerActor
 from actors.tools import error_label
@@ -123,3 +125,31 @@ def test_no_error_message_repeats_its_label() -> None:
         assert error.startswith(f"{error_label(result.error_type or '')}:"), result
         rest = error.split(":", 1)[1].lstrip()
         assert not any(rest.startswith(f"{label}:") for label in labels), error
+
+
+class _NeedsLogin(MockTransport):
+    """A remote server that refuses every connect for want of a login (what the OAuth provider
+    raises at once when nobody can be asked)."""
+
+    def __init__(self) -> None:
+        super().__init__(["list_repos"])
+        self.attempts = 0
+
+    async def connect(self, events: Any = None) -> Any:
+        self.attempts += 1
+        raise LoginRequired(NS)
+
+
+def test_a_server_that_needs_a_login_fails_calls_as_auth_and_is_not_restarted() -> None:
+    mock = _NeedsLogin()
+    with runtime(mock) as rt:  # type: ignore[arg-type]
+        first = rt.call_tool(f"{NS}/list_repos", {}, timeout=WAIT)
+        assert first.error_type == "auth", first
+        assert f"run `mcp-actors login {NS}`" in (first.error or "")
+        status = rt.status(NS)[0]
+        assert (status.state, status.restarts) == ("stopped", 0)
+        assert "login" in (status.last_error or "")
+        # After a login (made elsewhere) the next call simply tries again: nothing to reset.
+        again = rt.call_tool(f"{NS}/list_repos", {}, timeout=WAIT)
+        assert again.error_type == "auth"
+        assert mock.attempts == 2
