@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
@@ -66,11 +67,31 @@ _T = TypeVar("_T")
 
 _LIST_TIMEOUT = 120.0
 _FORWARD_TIMEOUT = 120.0
+_DISCONNECT_POLL = 0.5
+"""How often a call in flight checks that its HTTP client is still there."""
 
 _INSTRUCTIONS = (
     "mcp-actors gateway: the tools, resources and prompts of several MCP servers in one. "
     "Tool and prompt names are 'server__name' unless a server is configured without a prefix."
 )
+
+
+_LIST_CHANGES = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+
+
+class _GatewayServer(Server[Any]):
+    """The SDK's low-level server, declaring list changes unless told otherwise: its Streamable
+    HTTP session manager asks for the initialization options without saying (stdio passes them)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or _LIST_CHANGES, experimental_capabilities, extensions
+        )
 
 
 @dataclass
@@ -138,7 +159,7 @@ class Gateway:
         return cls(load_config(config), schema_cache=schema_cache, tool_search=tool_search)
 
     def _build_server(self) -> Server[Any]:
-        server: Server[Any] = Server(
+        server = _GatewayServer(
             "mcp-actors",
             version=version("mcp-actors"),
             instructions=_INSTRUCTIONS,
@@ -161,9 +182,7 @@ class Gateway:
 
     def initialization_options(self) -> Any:
         """What the gateway declares: list changes of tools, resources and prompts."""
-        return self.server.create_initialization_options(
-            NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
-        )
+        return self.server.create_initialization_options(_LIST_CHANGES)
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         """The event loop the gateway serves on (for what host threads send to clients)."""
@@ -185,10 +204,13 @@ class Gateway:
         ticket = self._busy(namespace, ctx)
         try:
             self.runtime.registry.tell(message)
-            return await asyncio.shield(asyncio.wrap_future(message.reply))
+            return await _while_connected(ctx, asyncio.wrap_future(message.reply))
         except asyncio.CancelledError:
             message.reply.cancel()
             raise
+        except _ClientGone:
+            message.reply.cancel()
+            raise MCPError(types.INTERNAL_ERROR, "the client went away before the answer") from None
         finally:
             self._idle(namespace, ticket)
 
@@ -518,6 +540,29 @@ class Gateway:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class _ClientGone(Exception):
+    """The HTTP request of the client waiting for an answer has ended."""
+
+
+async def _while_connected(ctx: Any, reply: asyncio.Future[_T]) -> _T:
+    """``reply`` once it comes; `_ClientGone` if the client's HTTP request ends before.
+
+    A Streamable HTTP client whose POST stream closed can never get this answer (the gateway
+    keeps no event store to resume streams from), so its backend call must not run on for
+    nobody. Over stdio a client that goes away ends the gateway, and its servers with it.
+    """
+    is_disconnected = getattr(ctx.request, "is_disconnected", None)
+    if is_disconnected is None:
+        return await reply
+    while True:
+        # asyncio.wait leaves ``reply`` running when the wait times out or is cancelled.
+        done, _ = await asyncio.wait({reply}, timeout=_DISCONNECT_POLL)
+        if done:
+            return reply.result()
+        if await is_disconnected():
+            raise _ClientGone
 
 
 async def _quietly(coroutine: Awaitable[_T]) -> _T | None:

@@ -103,6 +103,11 @@ def test_the_sdk_client_calls_and_lists(config: Path, tmp_path: Path, transport:
         async def session() -> None:
             async with sdk_client(config, tmp_path, transport, url, era) as client:
                 assert client.protocol_version == NEGOTIATED[era]
+                if era == "legacy":
+                    # Said in the handshake over HTTP too (the SDK's HTTP session manager used to
+                    # leave it unsaid). A pinned 2026-07-28 client asks no server/discover.
+                    tools = client.server_capabilities.tools
+                    assert tools is not None and tools.list_changed, client.server_capabilities
                 said = await client.call_tool("fx__echo", {"text": "hello through the gateway"})
                 assert text_of(said) == "hello through the gateway"
                 names = {tool.name for tool in (await client.list_tools()).tools}
