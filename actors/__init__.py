@@ -3,19 +3,30 @@
 import logging as _logging
 
 from actors.config import ConfigError, RuntimeConfig, load_config
+from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
 from actors.runtime import (
     CallTool,
+    Complete,
+    GetPrompt,
     GetStatus,
+    ListPrompts,
+    ListResources,
+    ListResourceTemplates,
     ListTools,
+    ReadResource,
     RegisterServer,
+    ResourceSubscription,
     Runtime,
+    SchemaCache,
     ServerState,
     ServerStatus,
     ShutdownAll,
     StartServer,
     StopServer,
+    SubscribeResource,
     UnregisterServer,
+    UnsubscribeResource,
 )
 from actors.tools import (
     ErrorType,
@@ -29,19 +40,31 @@ from actors.tools import (
 
 __all__ = [
     "CallTool",
+    "Complete",
     "ConfigError",
     "ErrorType",
+    "GetPrompt",
     "GetStatus",
+    "ListPrompts",
+    "ListResourceTemplates",
+    "ListResources",
     "ListTools",
+    "PromptSpec",
+    "ReadResource",
     "RegisterServer",
+    "ResourceSpec",
+    "ResourceSubscription",
+    "ResourceTemplateSpec",
     "Runtime",
     "RuntimeConfig",
+    "SchemaCache",
     "ServerConfig",
     "ServerState",
     "ServerStatus",
     "ShutdownAll",
     "StartServer",
     "StopServer",
+    "SubscribeResource",
     "ToolCapabilities",
     "ToolError",
     "ToolRegistry",
@@ -49,6 +72,7 @@ __all__ = [
     "ToolRunner",
     "ToolSpec",
     "UnregisterServer",
+    "UnsubscribeResource",
     "load_config",
 ]
 
