@@ -17,7 +17,7 @@ from actors.mcp.config import ServerConfig
 from actors.mcp.transport import ClientHandlers, JSONObject
 from actors.runtime.host import HostCalls
 
-__all__ = ["HostHandlers", "Roots", "client_handlers"]
+__all__ = ["HostHandlers", "LoginHandlers", "Roots", "client_handlers"]
 
 Roots = Sequence[str | Mapping[str, Any]] | Callable[[str], Sequence[str | Mapping[str, Any]]]
 """Root folders for ``roots/list``: URIs (``file:///...``) or ``{"uri", "name"}`` objects, or a
@@ -40,6 +40,23 @@ class HostHandlers:
     roots: Roots | None = None
     timeout: float = _DEFAULT_TIMEOUT
     """How long a sampling or elicitation handler may take (a person may be asked)."""
+
+
+@dataclass(frozen=True)
+class LoginHandlers:
+    """How the host takes part in a remote server's OAuth login; all None: nobody can be asked,
+    and a server that needs a login fails at once as ``auth`` (``mcp-actors login NS`` fixes it).
+
+    Each runs on a host thread. ``redirect(url)`` sends the user to the authorization URL;
+    ``callback()`` waits for the redirect back and returns ``(code, state)``; ``assertion(audience,
+    resource)`` returns an identity assertion (ID-JAG) for the ``identity_assertion`` grant.
+    """
+
+    redirect: Callable[[str], None] | None = None
+    callback: Callable[[], tuple[str, str | None]] | None = None
+    assertion: Callable[[str, str], str] | None = None
+    timeout: float = 300.0
+    """How long a person has to log in."""
 
 
 def _root(entry: str | Mapping[str, Any]) -> JSONObject:
