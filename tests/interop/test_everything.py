@@ -13,7 +13,7 @@ What the server showed us (2026.8.31, on the TypeScript SDK 1.32, handshake era 
   server-to-client request. (The conformance suite's elicitation scenario sends one anyway:
   see tests/conformance.)
 - ``simulate-research-query`` requires task-augmented calls (SEP-1686), which the runtime does
-  not make: the call fails with a classified ``server_error``.
+  not make: the call is refused as ``validation`` (its taskSupport says why) before it is sent.
 """
 
 from __future__ import annotations
@@ -159,6 +159,7 @@ def test_log_messages_and_list_changed_arrive_without_disturbing_the_session(
     everything: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="actors.mcp.sdk_transport")
+    caplog.set_level(logging.DEBUG, logger=f"actors.server.{NS}")
     http = everything.get("type") == "streamable-http"
     with Runtime.start(config({NS: everything})) as rt:
         # The tool registered after initialisation is in the registry (list_changed or first list).
@@ -172,14 +173,14 @@ def test_log_messages_and_list_changed_arrive_without_disturbing_the_session(
         # The logging tool sends one log message at once (then one every 5 s until toggled off).
         started = call(rt, "toggle-simulated-logging", {})
         assert "Started simulated" in (started.text or ""), started
-        assert wait_until(lambda: any("server log [" in r.getMessage() for r in caplog.records), 10)
+        assert wait_until(lambda: any(r.name == f"actors.server.{NS}" for r in caplog.records), 10)
         assert call(rt, "echo", {"message": "after logs"}).text == "Echo: after logs"
         stopped = call(rt, "toggle-simulated-logging", {})
         assert "Stopped simulated" in (stopped.text or ""), stopped
 
-        # A tool that needs task augmentation (which the runtime does not do): a classified error.
+        # A tool that needs task augmentation (which the runtime does not do): refused, with why.
         task_only = call(rt, LATE_TOOL, {"topic": "actors", "ambiguous": True}, timeout=10)
-        assert task_only.error_type == "server_error", task_only
+        assert task_only.error_type == "validation", task_only
         assert "task" in (task_only.error or "")
         assert rt.status(NS)[0].state == "running"
 
