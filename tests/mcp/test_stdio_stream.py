@@ -7,6 +7,7 @@ thread, servers that exit at once or are killed, and shutdown that leaves no pro
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -30,7 +31,7 @@ from actors.loop import THREAD_NAME, EventLoop
 from actors.mcp.config import ServerConfig
 from actors.mcp.sdk_transport import SDKOptions, SDKTransport
 from actors.mcp.stdio_process import StdioProcess
-from actors.mcp.stdio_stream import DEFAULT_MAX_MESSAGE_BYTES, parse_line, stdio_stream
+from actors.mcp.stdio_stream import DEFAULT_MAX_MESSAGE_BYTES, _LineCutter, parse_line, stdio_stream
 from tests.conftest import child_pids, wait_until
 from tests.mcp.conftest import Recorder, stdio_transport
 from tests.runtime.conftest import config, stdio_server
@@ -428,3 +429,65 @@ def test_through_the_runtime_a_message_past_the_limit_fails_the_call_and_the_ser
         # The next call restarts the server, as after a crash.
         assert wait_until(lambda: rt.call_tool("big/echo", {"text": "again"}, timeout=30).success, 30)
         assert rt.status("big")[0].restarts >= 1
+
+
+class _FakePipe(asyncio.ReadTransport):
+    """Counts the pauses the line cutter asks for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paused = False
+
+    def pause_reading(self) -> None:
+        self.paused = True
+
+    def resume_reading(self) -> None:
+        self.paused = False
+
+
+def _cut(chunks: list[bytes], limit: int) -> tuple[list[bytes], ConnectionError | None]:
+    """Feed ``chunks`` to the line cutter whenever it reads, while a task takes its lines."""
+
+    async def run() -> tuple[list[bytes], ConnectionError | None]:
+        cutter = _LineCutter(limit)
+        pipe = _FakePipe()
+        cutter.connection_made(pipe)
+        lines: list[bytes] = []
+
+        async def take() -> None:
+            while (line := await cutter.next_line()) is not None:
+                lines.append(line)
+
+        taker = asyncio.ensure_future(take())
+        for chunk in chunks:
+            for _ in range(10_000):
+                if not pipe.paused:
+                    break
+                await asyncio.sleep(0)  # the taker runs until the cutter reads again
+            else:
+                raise AssertionError("the line cutter never read again")
+            cutter.data_received(chunk)
+        cutter.connection_lost(None)
+        await asyncio.wait_for(taker, 10)
+        return lines, cutter.failure
+
+    return asyncio.run(run())
+
+
+def test_lines_are_cut_the_same_however_the_output_is_chunked() -> None:
+    data = b'{"a": 1}\n\nxyz\n' + b"w" * 40 + b"\nunfinished"
+    expected = [b'{"a": 1}', b"", b"xyz", b"w" * 40]
+    for first in range(len(data) + 1):
+        for second in range(first, len(data) + 1, 7):
+            chunks = [data[:first], data[first:second], data[second:]]
+            assert _cut(chunks, 40) == (expected, None), chunks
+
+
+def test_the_limit_counts_across_chunks_and_what_came_before_is_delivered() -> None:
+    limit = 10
+    assert _cut([b"x" * limit + b"\n"], limit) == ([b"x" * limit], None)
+    for cut in range(1, limit + 2):
+        line = b"y" * (limit + 1)
+        lines, failure = _cut([b"ok\n" + line[:cut], line[cut:] + b"\nlater\n"], limit)
+        assert lines == [b"ok"], cut
+        assert str(failure) == f"the server sent a message larger than maxMessageBytes ({limit} bytes)"
