@@ -42,6 +42,7 @@ from actors.config import RuntimeConfig, load_config
 from actors.gateway.external import ExternalNames
 from actors.gateway.search import CALL_TOOL, DEFAULT_LIMIT, MAX_LIMIT, META_TOOLS, SEARCH_TOOLS, ToolIndex
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
+from actors.mcp.names import external_name
 from actors.runtime import Runtime
 from actors.runtime.messages import (
     CallTool,
@@ -232,18 +233,32 @@ class Gateway:
             self._sessions.busy.get(namespace, {}).pop(ticket, None)
 
     async def _internal(self, external: str, listing: ListTools | ListPrompts) -> str | None:
-        """The ``namespace/name`` behind ``external``, listing once if it was never handed out.
+        """The ``namespace/name`` behind ``external``, even if this process never handed it out.
 
-        A client may call a name it learned from an earlier gateway process or session
-        without listing first: the names are learned from the registry's list then.
+        A client may call a name it learned from an earlier gateway process or session without
+        listing first. A configured server's plain ``ns__name`` is read as it is (no server
+        starts); other names (of servers without a prefix, or shortened) are learned from the
+        registry's list.
         """
-        name = self.names.internal(external)
+        name = self.names.internal(external) or self._plain_name(external)
         if name is None:
             specs: list[ToolSpec] | list[PromptSpec] = await self._ask(listing)
             for spec in specs:
                 self.names.external(spec.name)
             name = self.names.internal(external)
         return name
+
+    def _plain_name(self, external: str) -> str | None:
+        namespace, separator, bare = external.partition("__")
+        server = self.config.servers.get(namespace)
+        if (
+            separator
+            and server is not None
+            and server.prefix
+            and external_name(f"{namespace}/{bare}") == external
+        ):
+            return f"{namespace}/{bare}"
+        return None
 
     async def _set_level(self, ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
         # Accepted for the client's sake; what each backend logs is its own ``logLevel`` key.
