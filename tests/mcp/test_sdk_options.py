@@ -24,6 +24,10 @@ def test_targets_and_options_refuse_bad_values() -> None:
         SDKOptions(protocol="2024-01-01")
     with pytest.raises(ValueError, match="must not be negative"):
         SDKOptions(close_grace=-1)
+    with pytest.raises(ValueError, match="handler_timeout must be positive"):
+        SDKOptions(handler_timeout=0)
+    with pytest.raises(ValueError, match="unknown log level 'loud'"):
+        SDKOptions(log_level="loud")  # type: ignore[arg-type]
 
 
 def test_targets_keep_copies_of_what_they_were_given() -> None:
