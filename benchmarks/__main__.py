@@ -16,10 +16,20 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks import peers, profiling, report, suite
+from benchmarks import big_messages, peers, profiling, report, suite
 from benchmarks.common import RESULTS_DIR, ROOT, load_average
 
-ORDER = ["overhead", "concurrency", "isolation", "fan_out", "cold_start", "scale", "peers", "profile"]
+ORDER = [
+    "overhead",
+    "concurrency",
+    "isolation",
+    "fan_out",
+    "cold_start",
+    "big_messages",
+    "scale",
+    "peers",
+    "profile",
+]
 
 
 def _log(message: str) -> None:
@@ -101,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         "isolation": suite.isolation,
         "fan_out": suite.fan_out,
         "cold_start": suite.cold_start,
+        "big_messages": big_messages.big_messages,
         "scale": _scale,
         "peers": lambda s: peers.run_peers(
             calls=s.peer_calls,

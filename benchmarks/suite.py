@@ -60,6 +60,7 @@ class Sizes:
     peer_rounds: int = 2
     peer_fresh_calls: int = 8
     profile_calls: int = 1500
+    big_reps: int = 5
 
 
 FULL = Sizes()
@@ -82,6 +83,7 @@ QUICK = Sizes(
     peer_rounds=1,
     peer_fresh_calls=2,
     profile_calls=200,
+    big_reps=2,
 )
 
 
