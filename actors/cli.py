@@ -320,8 +320,10 @@ def _known(rt: Runtime, namespace: str | None) -> int | None:
     """None if ``namespace`` is None or a configured server; else exit status 1, said on stderr."""
     if namespace is None or rt.status(namespace):
         return None
+    # Worded as the runtime words an unknown namespace for a read or a prompt.
     known = ", ".join(s.namespace for s in rt.status()) or "none"
-    print(_error_line("not_found", f"no server {namespace!r} (servers: {known})"), file=sys.stderr)
+    message = f"no server for namespace {namespace!r} (known: {known})"
+    print(_error_line("not_found", message), file=sys.stderr)
     return 1
 
 

@@ -121,11 +121,17 @@ Feature: The mcp-actors command
     Then the command succeeds
     And the output is "[resource media://logo image/png, 100 B]"
 
-  Scenario: read of a resource the server does not have fails as not found
+  Scenario: read of a resource the server does not have fails with the server's reason
     Given a folder with an mcp.json for the media server named "m"
     When the user runs "mcp-actors read m media://nothing-here"
     Then the command fails with status 1
-    And the error output mentions "error: not_found:"
+    And the error output mentions "Unknown resource: media://nothing-here"
+
+  Scenario: read of a server that is not configured fails as not found
+    Given a folder with an mcp.json for the media server named "m"
+    When the user runs "mcp-actors read nowhere media://notes"
+    Then the command fails with status 1
+    And the error output mentions "error: not_found: no server for namespace 'nowhere' (known: m)"
 
   Scenario: prompts lists the prompts with their arguments
     Given a folder with an mcp.json for the media server named "m"

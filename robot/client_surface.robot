@@ -41,9 +41,16 @@ Text Checks Fail When The Text Is Not There
     Run Keyword And Expect Error    the last result has no messages (use Get Prompt first)
     ...    Prompt Text Should Contain    Resource
 
-An Unknown Resource Is Not Found
-    Read Resource    everything    demo://resource/no/such/thing
-    Last Result Should Fail With    not_found
+An Unknown Resource Fails With The Server's Reason
+    ${result}=    Read Resource    everything    demo://resource/no/such/thing
+    Should Not Be True    ${result.success}
+    # The server answers -32602 (invalid params); the runtime may call that not_found or server_error.
+    Should Contain Any    ${result.error_type}    not_found    server_error
+    Should Contain    ${result.error}    Resource demo://resource/no/such/thing not found
+
+An Unknown Server Is Not Found
+    Read Resource    nowhere    demo://resource/dynamic/text/1
+    Last Result Should Fail With    not_found    nowhere
 
 Prompts Are Listed And Filled In
     Prompts Should Include    everything/simple-prompt    everything/args-prompt
