@@ -175,7 +175,7 @@ class StdioProcess:
         Raises ``OSError`` when it cannot be started. Waits (shielded, at most 30 s) for the
         start: a caller cancelled meanwhile still gets the process, so that it can stop it.
         """
-        if self.process is not None:
+        if self._exited is not None:
             raise RuntimeError("StdioProcess is single use: start() was already called")
         self._exited = anyio.Event()
         started: concurrent.futures.Future[subprocess.Popen[bytes]] = concurrent.futures.Future()
