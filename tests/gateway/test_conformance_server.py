@@ -29,21 +29,11 @@ CONFORMANCE = ROOT / "tests" / "conformance" / "node_modules"
 SUITE = CONFORMANCE / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 SUITE_TIMEOUT = 240.0
 
-_HANDLERS_NOT_WIRED = (
-    "the runtime does not give its transports the host's handlers (actors/runtime/transports.py "
-    "builds SDKTransport.for_server without handlers=), so the backend sees no {} capability and "
-    "never asks; with the handlers wired the scenario passes through the gateway in both eras"
-)
-
 EXPECTED_FAILURES: dict[str, str] = {
     "tools-call-with-logging": (
         "the gateway does not forward a backend's log messages (notifications/message) to the client "
         "whose call it serves (a known gap of the gateway core)"
     ),
-    "tools-call-sampling": _HANDLERS_NOT_WIRED.format("sampling"),
-    "tools-call-elicitation": _HANDLERS_NOT_WIRED.format("elicitation"),
-    "elicitation-sep1034-defaults": _HANDLERS_NOT_WIRED.format("elicitation"),
-    "elicitation-sep1330-enums": _HANDLERS_NOT_WIRED.format("elicitation"),
 }
 """Scenario → why it fails. Only what cannot be fixed in the gateway's own files."""
 
