@@ -52,8 +52,12 @@ def is_loopback(host: str) -> bool:
 async def serve_stdio(gateway: Gateway) -> None:
     """Serve one client on this process's stdin and stdout until it closes them."""
     gateway.bind(asyncio.get_running_loop())
-    async with stdio_server() as (read_stream, write_stream):
-        await gateway.server.run(read_stream, write_stream, gateway.initialization_options())
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await gateway.server.run(read_stream, write_stream, gateway.initialization_options())
+    except* (BrokenPipeError, ConnectionResetError):
+        # The client went away while it was owed an answer: a host quitting, not an error.
+        logger.info("gateway: the client closed its end of the pipes")
 
 
 class _BearerToken:

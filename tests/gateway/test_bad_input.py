@@ -24,7 +24,17 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, TextContent
 
 from tests.conftest import wait_until
-from tests.gateway.conftest import ROOT, WAIT, GatewayProcess, fixture, http_gateway, write_config
+from tests.gateway.conftest import (
+    ROOT,
+    WAIT,
+    GatewayProcess,
+    alive,
+    fixture,
+    gateway_env,
+    http_gateway,
+    serve_args,
+    write_config,
+)
 
 ERAS = ("legacy", "2026-07-28")
 JSON_AND_SSE = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -184,3 +194,57 @@ def test_a_call_the_client_cancels_is_cancelled_at_the_backend(gateway: GatewayP
 
     anyio.run(session)
     still_serves(gateway)
+
+
+def test_a_stdio_client_that_vanishes_mid_call_ends_the_gateway_and_its_server(tmp_path: Path) -> None:
+    """Over stdio the gateway is the client's own process: when the client goes (its pipes
+    close with no goodbye), the gateway exits by itself and takes the busy server with it."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    config = write_config(
+        tmp_path, {"fx": fixture(env={"FIXTURE_MARKER_DIR": str(markers)}, callTimeout=3600)}
+    )
+    gateway = subprocess.Popen(
+        serve_args(config),
+        cwd=ROOT,
+        env=gateway_env(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=(tmp_path / "gateway.log").open("wb"),
+    )
+    assert gateway.stdin is not None and gateway.stdout is not None
+    try:
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        }
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "fx__sleep", "arguments": {"seconds": 120, "marker": "stdio"}},
+        }
+        gateway.stdin.write((json.dumps(initialize) + "\n").encode())
+        gateway.stdin.flush()
+        assert json.loads(gateway.stdout.readline())["id"] == 1
+        for message in ({"jsonrpc": "2.0", "method": "notifications/initialized"}, call):
+            gateway.stdin.write((json.dumps(message) + "\n").encode())
+        gateway.stdin.flush()
+        started = markers / "stdio.started"
+        assert wait_until(started.exists, WAIT)
+        server = int(started.read_text())
+        assert alive({server})
+        gateway.stdin.close()
+        gateway.stdout.close()
+        assert gateway.wait(WAIT) == 0, (tmp_path / "gateway.log").read_text()[-3000:]
+        assert not alive({server}), "the server outlived the gateway"
+    finally:
+        if gateway.poll() is None:
+            gateway.kill()
+            gateway.wait(WAIT)
