@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import os
 import ssl
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, ClassVar, Literal, get_args
 
 from mcp_types import LoggingLevel
 
 from actors.mcp.elicitation import ElicitationPolicy
 from actors.mcp.eras import AUTO, PROTOCOLS
 from actors.mcp.transport import ClientHandlers
+
+if TYPE_CHECKING:
+    import httpx2
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HTTP_KINDS", "HTTPEndpoint", "SDKOptions", "StdioCommand"]
 
@@ -104,6 +107,10 @@ class SDKOptions:
     2026-07-28: none)."""
     ssl_context: ssl.SSLContext | None = None
     """For HTTP and SSE; None: `actors.mcp.tls.default_ssl_context`, built off the loop."""
+    auth: Callable[[], httpx2.Auth] | None = None
+    """For HTTP and SSE: makes the session's credentials (`actors.mcp.auth.oauth_provider`), a
+    fresh one per connection; called on the loop, so it must be cheap and do no I/O. None: only
+    the ``headers``. Either way a refusal (HTTP 401 or 403) ends the session as ``auth``."""
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:

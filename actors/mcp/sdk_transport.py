@@ -30,6 +30,11 @@ What this adds to the SDK:
   (2026-07-28, `actors.mcp.listen`). The era that auto mode negotiated is remembered per server
   (`actors.mcp.eras`), so a reconnect pins it and never pays the SDK's discovery stall again
   (up to 10 s on servers that ignore unknown methods).
+- Logins (`actors.mcp.auth`): an HTTP session authenticates with the provider that
+  ``SDKOptions.auth`` makes, one per connection. A refusal, or a login nobody can do now, is an
+  `AuthError` (type ``auth``): `connect` raises it as it is, and mid-session it ends the session
+  (its text is the close reason) and every in-flight request raises it. Without a provider a
+  401 or 403 is an `AuthRefused` too, with the server's ``WWW-Authenticate`` reason.
 - The host's answers to server requests (`ClientHandlers`: sampling, elicitation, roots) are
   given JSON and give JSON; one that raises, hangs past ``handler_timeout`` or answers nonsense
   gives the server an error answer, and the session goes on. Server log messages and progress
@@ -39,11 +44,12 @@ What this adds to the SDK:
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import shlex
 import ssl
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, field, replace
 from types import TracebackType
@@ -77,6 +83,7 @@ from mcp.shared.message import SessionMessage
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 
 from actors.loop import EventLoop
+from actors.mcp.auth import AuthError, AuthRefused, auth_failure, refusal_reason
 from actors.mcp.config import ServerConfig
 from actors.mcp.elicitation import answer as elicitation_answer
 from actors.mcp.eras import AUTO, LEGACY, MODERN_PROTOCOL, PROTOCOLS, EraMemo, era_of
@@ -163,7 +170,8 @@ class SDKTransport:
 
         SDKTransport(StdioCommand("mcp-server-time"), SDKOptions(server_name="time"))
         SDKTransport(HTTPEndpoint("https://example.com/mcp", {"Authorization": "Bearer ..."}))
-        SDKTransport.for_server(server_config, ssl_context=default_ssl_context(), handlers=answers)
+        SDKTransport.for_server(server_config, ssl_context=default_ssl_context(), handlers=answers,
+                                auth=functools.partial(oauth_provider, server_config, TokenStore()))
     """
 
     default_protocol_memo: ClassVar[dict[str, str]] = {}
@@ -213,6 +221,7 @@ class SDKTransport:
         self._server_info: ServerInfo | None = None
         self._era: str | None = None
         self._connect_error: BaseException | None = None
+        self._auth_error: AuthError | None = None
         self._closing = False
         self._lost_hint: str | None = None
         self._reason: str | None = None
@@ -230,13 +239,15 @@ class SDKTransport:
         *,
         ssl_context: ssl.SSLContext | None = None,
         handlers: ClientHandlers | None = None,
+        auth: Callable[[], httpx2.Auth] | None = None,
     ) -> SDKTransport:
         """A transport to the server that ``config`` describes. Cheap: safe on the event loop.
 
         ``ssl_context`` (HTTP and SSE): build it once, off the loop, and pass it to every
         transport; without it the first connect builds `actors.mcp.tls.default_ssl_context`
         on a worker thread. ``handlers`` answer the server's requests; sampling only where the
-        config says ``"sampling": "allow"`` (it spends the host's model budget).
+        config says ``"sampling": "allow"`` (it spends the host's model budget). ``auth`` (HTTP
+        and SSE) makes the credentials of each connection (see `SDKOptions.auth`).
         """
         if handlers is not None and handlers.sampling is not None and config.sampling != "allow":
             handlers = replace(handlers, sampling=None)
@@ -254,6 +265,7 @@ class SDKTransport:
             handlers=handlers,
             log_level=config.log_level,
             ssl_context=ssl_context,
+            auth=auth,
         )
         return cls(target, options)
 
@@ -490,6 +502,8 @@ class SDKTransport:
         if client is None or self._stop.is_set():
             if not self._started:
                 raise ConnectionError(f"{self._label}: not connected")
+            if self._auth_error is not None:
+                raise copy.copy(self._auth_error)
             raise ConnectionError(self._reason or f"{self._label}: the connection is closed")
         return client
 
@@ -523,6 +537,9 @@ class SDKTransport:
                     ) from exc
         finally:
             self._inflight.discard(scope)
+        if self._auth_error is not None:
+            # The session ended because the server refused its credentials: say so, as `auth`.
+            raise copy.copy(self._auth_error) from cause
         # Cut off by the SDK, or cancelled by `_peer_lost`/`close`: the owner says why.
         raise ConnectionError(await self._wait_reason(what, cause)) from cause
 
@@ -656,7 +673,7 @@ class SDKTransport:
             if failure is not None:
                 self._on_owner_failure(failure)
             if not self._ready.is_set() and self._connect_error is None:
-                self._connect_error = ConnectionError(
+                self._connect_error = self._auth_error or ConnectionError(
                     self._reason or f"{self._label}: the connection was aborted before the handshake finished"
                 )
             self._set_reason(self._reason or f"{self._label}: the session ended")
@@ -665,7 +682,10 @@ class SDKTransport:
             self._done.set()
 
     def _on_owner_failure(self, failure: BaseException) -> None:
-        failure = _first_in(failure, ConnectionError) or failure
+        auth = self._auth_in(failure)
+        if auth is not None and self._auth_error is None and not self._closing:
+            self._auth_error = auth  # before `_report_lost` wakes the in-flight requests
+        failure = auth or _first_in(failure, ConnectionError) or failure
         if not self._ready.is_set():
             if isinstance(failure, ConnectionError):
                 self._connect_error = failure
@@ -678,8 +698,36 @@ class SDKTransport:
             logger.debug("%s: error while closing: %s", self._label, _exc_text(failure))
             return
         # A transport crash (an HTTP request that could not reach the server) ends the client.
-        reason = self._reason or f"{self._label}: the connection was lost: {_exc_text(failure)}"
-        self._report_lost(reason)
+        if auth is not None:
+            self._report_lost(self._reason or str(auth))
+            return
+        self._report_lost(self._reason or f"{self._label}: the connection was lost: {_exc_text(failure)}")
+
+    def _auth_in(self, failure: BaseException) -> AuthError | None:
+        """The `AuthError` this session met, or the first one in ``failure`` (which the SDK's
+        task groups may have wrapped), the SDK's OAuth errors and HTTP 401/403 included."""
+        if self._auth_error is not None:
+            return self._auth_error
+        if isinstance(failure, BaseExceptionGroup):
+            for inner in failure.exceptions:
+                if (found := self._auth_in(inner)) is not None:
+                    return found
+            return None
+        return auth_failure(failure, self._label)
+
+    def _refused(self, failure: AuthError) -> None:
+        """The credentials were refused, or a login is needed that nobody can do now: the
+        session cannot go on (an auth flow reports it as it fails; see `_ObservedAuth`)."""
+        if self._auth_error is not None or self._closing or self._done.is_set():
+            return
+        self._auth_error = failure
+        if self._ready.is_set():
+            self._report_lost(str(failure))
+            return
+        # The handshake cannot succeed; over SSE it would not even end (the SDK only logs a
+        # failed POST), so end it now: `connect` raises the failure.
+        self._set_reason(str(failure))
+        self._owner_scope.cancel()
 
     async def _own_attempts(self) -> None:
         modes = self._eras.modes(self.memo_key, self._protocol)
@@ -737,6 +785,8 @@ class SDKTransport:
                 if mode == MODERN_PROTOCOL:
                     await self._discover(client)
             except MCPError as exc:
+                if (auth := self._auth_in(exc)) is not None:
+                    raise auth from auth.__cause__
                 if mode != AUTO and self._protocol == AUTO and not self._is_connection_error(exc):
                     raise _PinRejected() from exc
                 if self._protocol == MODERN_PROTOCOL and exc.code == types.METHOD_NOT_FOUND:
@@ -746,6 +796,9 @@ class SDKTransport:
                     ) from exc
                 raise ConnectionError(await self._describe(self._handshake_failure(exc))) from exc
             except Exception as exc:
+                if (auth := self._auth_in(exc)) is not None:
+                    # A login is needed, or was refused: not a handshake failure. Raised as it is.
+                    raise auth from auth.__cause__
                 raise ConnectionError(await self._describe(self._handshake_failure(exc))) from exc
             self._record_handshake(client)
             self._client = client
@@ -902,13 +955,20 @@ class SDKTransport:
         else:
             assert self._ssl_context is not None
             headers = dict(target.headers) if target.headers is not None else None
+            make_auth = self.options.auth
+            auth = _ObservedAuth(make_auth() if make_auth is not None else None, self)
             if target.kind == "sse":
                 inner = sse_client(
-                    target.url, headers=headers, httpx_client_factory=_client_factory(self._ssl_context)
+                    target.url,
+                    headers=headers,
+                    httpx_client_factory=_client_factory(self._ssl_context),
+                    auth=auth,
                 )
             else:
                 http = await stack.enter_async_context(
-                    httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT, verify=self._ssl_context)
+                    httpx2.AsyncClient(
+                        headers=headers, timeout=_HTTP_TIMEOUT, verify=self._ssl_context, auth=auth
+                    )
                 )
                 inner = streamable_http_client(target.url, http_client=http)
         return _ObservedTransport(inner, self)
@@ -1045,6 +1105,47 @@ class SDKTransport:
     def __repr__(self) -> str:
         protocol = self.negotiated_protocol or self._protocol
         return f"<SDKTransport {self.kind} {self._label!r} protocol={protocol}>"
+
+
+class _ObservedAuth(httpx2.Auth):
+    """A session's HTTP auth: the login's provider, if any, each refusal reported to the owner.
+
+    The owner hears of it here, as it happens: the SDK's streamable HTTP transport lets it end
+    the session wrapped in task groups, its SSE transport only logs it (and then waits), and
+    the GET stream retries. Without a provider a 401 or 403 answer is a refusal too.
+    """
+
+    def __init__(self, inner: httpx2.Auth | None, owner: SDKTransport) -> None:
+        self._inner = inner
+        self._owner = owner
+
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        try:
+            if self._inner is None:
+                response = yield request
+                if response.status_code in (401, 403):
+                    raise AuthRefused(self._owner._label, response.status_code, refusal_reason(response))
+                return
+            flow = self._inner.async_auth_flow(request)
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    response = yield outgoing
+                    outgoing = await flow.asend(response)
+            except StopAsyncIteration:
+                return
+            finally:
+                await flow.aclose()
+        except Exception as exc:
+            failure = auth_failure(exc, self._owner._label)
+            if failure is None:
+                raise
+            self._owner._refused(failure)
+            if failure is exc:
+                raise
+            raise failure from exc
 
 
 class _ObservedTransport:

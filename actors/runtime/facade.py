@@ -24,7 +24,7 @@ from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
 from actors.runtime.builtin_actor import DEFAULT_TIMEOUT as BUILTIN_TIMEOUT
 from actors.runtime.builtin_actor import BuiltinActor
-from actors.runtime.handlers import HostHandlers, Roots
+from actors.runtime.handlers import HostHandlers, LoginHandlers, Roots
 from actors.runtime.host import HostCalls
 from actors.runtime.messages import (
     CallTool,
@@ -148,6 +148,7 @@ class Runtime:
         handler_timeout: float = 120.0,
         schema_cache: SchemaCache | str | Path | None = None,
         on_lists_changed: Callable[[str, str], None] | None = None,
+        login: LoginHandlers | None = None,
     ) -> Runtime:
         """Start the actors for ``config`` (a `RuntimeConfig`, a dict in ``mcpServers`` form,
         or a JSON file path). No server process starts until its first call.
@@ -167,6 +168,8 @@ class Runtime:
         that have run before, in any process, are answered without starting them.
         ``on_lists_changed(namespace, kind)`` (``kind``: ``tools``, ``resources`` or ``prompts``)
         is called on a host thread whenever a server's list changes (or it is unregistered).
+        ``login`` (`LoginHandlers`): how the host takes part in a remote server's OAuth login;
+        without it a server that needs a login fails at once as ``auth``.
         """
         resolved = RuntimeConfig() if config is None else load_config(config)
         cache = schema_cache if isinstance(schema_cache, SchemaCache | None) else SchemaCache(schema_cache)
@@ -175,7 +178,7 @@ class Runtime:
             # Before the loop starts: importing the SDK holds the GIL, which a running loop
             # (another runtime's, too) would wait on.
             handlers = HostHandlers(sampling, elicitation, roots, handler_timeout)
-            factory = sdk_transports(list(resolved.servers.values()), handlers, host)
+            factory = sdk_transports(list(resolved.servers.values()), handlers, host, login)
         except BaseException:
             host.stop()
             raise

@@ -11,25 +11,35 @@ from __future__ import annotations
 
 import functools
 import ssl
+from typing import Any
 
 from actors.mcp.adapter import TransportSource
 from actors.mcp.config import ServerConfig
-from actors.runtime.handlers import HostHandlers, client_handlers
+from actors.runtime.handlers import HostHandlers, LoginHandlers, client_handlers
 from actors.runtime.host import HostCalls
 from actors.runtime.registry import TransportFactory
 
 __all__ = ["sdk_transports"]
 
 
-def sdk_transports(servers: list[ServerConfig], handlers: HostHandlers, host: HostCalls) -> TransportFactory:
+def sdk_transports(
+    servers: list[ServerConfig],
+    handlers: HostHandlers,
+    host: HostCalls,
+    login: LoginHandlers | None = None,
+) -> TransportFactory:
     """A factory of SDK transport sources, the SDK imported and the SSL context built now.
 
     ``servers`` are those known at start: an SSL context is built only if one of them is
     remote (a remote server registered later builds it on its first connect, off the loop).
     """
     # Deferred to here, the caller's thread (see the module docstring); `import actors` stays light.
+    from actors.mcp.auth import TokenStore, oauth_provider  # noqa: PLC0415
     from actors.mcp.sdk_transport import SDKTransport  # noqa: PLC0415
     from actors.mcp.tls import default_ssl_context  # noqa: PLC0415
+
+    store = TokenStore()
+    login_options = _login_options(login or LoginHandlers(), host)
 
     context: ssl.SSLContext | None = None
     if any(server.transport != "stdio" for server in servers):
@@ -37,6 +47,41 @@ def sdk_transports(servers: list[ServerConfig], handlers: HostHandlers, host: Ho
 
     def source(config: ServerConfig) -> TransportSource:
         answers = client_handlers(config, handlers, host)
-        return functools.partial(SDKTransport.for_server, config, ssl_context=context, handlers=answers)
+        # A fresh OAuth provider per connection (cheap: it reads the store off the loop, when asked).
+        auth = (
+            functools.partial(oauth_provider, config, store, **login_options)
+            if config.transport != "stdio"
+            else None
+        )
+        return functools.partial(
+            SDKTransport.for_server, config, ssl_context=context, handlers=answers, auth=auth
+        )
 
     return source
+
+
+def _login_options(login: LoginHandlers, host: HostCalls) -> dict[str, Any]:
+    """`oauth_provider` keywords for the host's login handlers, each run on a host thread."""
+    # Deferred with the rest of the SDK (see sdk_transports); only reached from there.
+    from mcp.client.auth import AuthorizationCodeResult  # noqa: PLC0415
+
+    options: dict[str, Any] = {}
+    if login.redirect is not None and login.callback is not None:
+        send, receive = login.redirect, login.callback
+
+        async def redirect(url: str) -> None:
+            await host.call(send, url, timeout=login.timeout)
+
+        async def callback() -> Any:
+            code, state = await host.call(receive, timeout=login.timeout)
+            return AuthorizationCodeResult(code=code, state=state)
+
+        options.update(interactive=True, redirect_handler=redirect, callback_handler=callback)
+    if login.assertion is not None:
+        vouch = login.assertion
+
+        async def assertion(audience: str, resource: str) -> str:
+            return await host.call(vouch, audience, resource, timeout=login.timeout)
+
+        options["assertion_handler"] = assertion
+    return options
