@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from actors import ToolResult
+from actors import Runtime, ToolResult
 from actors.loop import THREAD_NAME as LOOP_THREAD
 from actors.mcp.sdk_transport import SDKTransport
+from tests.conftest import wait_until
 from tests.interop.conftest import NodeHTTPServer, npm_server, npm_stdio
 from tests.runtime.conftest import stdio_server
 from tests.servers.http import HTTPServer
@@ -69,6 +70,38 @@ def read_text(result: ToolResult) -> str:
     """The text of a successful read's one content."""
     [content] = contents_of(result)
     return str(content["text"])
+
+
+class Updates:
+    """An ``on_update`` callback that counts updates and where they ran."""
+
+    def __init__(self) -> None:
+        self.uris: list[str] = []
+        self.on_host_thread: list[bool] = []
+        self.arrived = threading.Condition()
+
+    def __call__(self, uri: str) -> None:
+        with self.arrived:
+            self.uris.append(uri)
+            self.on_host_thread.append(on_host_thread())
+            self.arrived.notify_all()
+
+    def __len__(self) -> int:
+        return len(self.uris)
+
+
+def bump_until(rt: Runtime, updates: Updates, count: int, namespace: str = "s") -> None:
+    """Change the surface server's counter until ``updates`` has seen ``count`` updates (a
+    subscription takes effect a moment after it is made, so the first bumps may go unseen)."""
+
+    def seen() -> bool:
+        if len(updates) >= count:
+            return True
+        assert rt.call_tool(f"{namespace}/bump", {}, timeout=WAIT).success
+        with updates.arrived:
+            return updates.arrived.wait_for(lambda: len(updates) >= count, timeout=0.5)
+
+    assert wait_until(seen, WAIT), f"{len(updates)} updates, wanted {count}"
 
 
 @pytest.fixture(autouse=True)

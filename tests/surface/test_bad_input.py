@@ -4,6 +4,8 @@ needs task augmentation. Every request gets a classified result, nothing hangs, 
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,9 @@ import pytest
 
 from actors import ErrorType, Runtime
 from actors.runtime.messages import Complete, GetPrompt, ReadResource
+from tests.conftest import wait_until
 from tests.runtime.conftest import stdio_server
+from tests.servers.http import REPO_ROOT
 from tests.servers.surface_server import HELLO_TEXT, HELLO_URI, TASK_ONLY
 from tests.surface.conftest import WAIT, config, read_text, surface_server, text_of
 
@@ -77,3 +81,25 @@ def test_on_2026_07_28_the_same_tool_is_an_ordinary_one(marker_dir: Path) -> Non
         Runtime.start(config({NS: entry()})) as rt,
     ):
         assert text_of(rt.call_tool(f"{NS}/{TASK_ONLY}", {}, timeout=WAIT)) == "ran without a task"
+
+
+def test_a_server_that_answers_a_read_with_garbage_or_never_gets_classified_answers() -> None:
+    # tests/mcp/raw_server.py: a hand-written handshake-era server that answers some requests badly.
+    raw = {"command": sys.executable, "args": ["-m", "tests.mcp.raw_server"], "cwd": str(REPO_ROOT)}
+    with Runtime.start(config({"raw": {**raw, "protocol": "legacy"}})) as rt:
+        assert read_text(rt.read_resource("raw", "raw://hello", timeout=WAIT)) == "hello"
+        garbage = rt.read_resource("raw", "raw://garbage", timeout=WAIT)
+        assert garbage.error_type == ErrorType.SERVER_ERROR, garbage
+        silent = rt.read_resource("raw", "raw://silent", timeout=1)
+        assert silent.error_type == ErrorType.TIMEOUT, silent
+        # The server was told to give up on what got no answer.
+        assert wait_until(lambda: json_of_read(rt, "raw://cancelled"), WAIT)
+        # A prompt without a name is left out of the list; nothing else is lost.
+        assert rt.list_prompts("raw") == []
+        assert [r.uri for r in rt.list_resources("raw")] == ["raw://hello"]
+        status = rt.status("raw")[0]
+        assert (status.state, status.restarts, status.in_flight) == ("running", 0, 0)
+
+
+def json_of_read(rt: Runtime, uri: str) -> Any:
+    return json.loads(read_text(rt.read_resource("raw", uri, timeout=WAIT)))

@@ -17,6 +17,8 @@ from tests.surface.conftest import WAIT, ServerEntry, config, text_of
 
 NS = "s"
 EV = "ev"
+# Long enough for a request to reach a running server on a busy machine, short enough to wait out.
+SHORT = 3.0
 
 
 def status_of(rt: Runtime, namespace: str) -> ServerStatus:
@@ -57,11 +59,15 @@ def test_cancelling_an_in_flight_call_or_read_cancels_it_at_the_server(
 
 def test_a_timeout_tells_the_server_to_cancel(surface: ServerEntry, marker_dir: Path) -> None:
     with Runtime.start(config({NS: surface()})) as rt:
-        late = rt.call_tool(f"{NS}/sleep", {"seconds": 300, "marker": "late"}, timeout=1)
+        # Started first: a call's timeout also counts the time its server takes to start.
+        rt.start_server(NS)
+        late = rt.call_tool(f"{NS}/sleep", {"seconds": 300, "marker": "late"}, timeout=SHORT)
         assert late.error_type == ErrorType.TIMEOUT, late
+        assert (marker_dir / "late.started").exists(), "the call never reached the server"
         assert wait_until((marker_dir / "late.cancelled").exists, WAIT)
-        never = rt.read_resource(NS, NEVER_URI, timeout=1)
+        never = rt.read_resource(NS, NEVER_URI, timeout=SHORT)
         assert never.error_type == ErrorType.TIMEOUT, never
+        assert (marker_dir / "never.started").exists(), "the read never reached the server"
         assert wait_until((marker_dir / "never.cancelled").exists, WAIT)
         status = status_of(rt, NS)
         assert (status.state, status.restarts, status.in_flight) == ("running", 0, 0)

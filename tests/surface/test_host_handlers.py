@@ -176,3 +176,13 @@ def test_server_everything_samples_elicits_and_lists_roots_through_the_host(ever
         refused = rt.call_tool("plain/trigger-sampling-request", {"prompt": "hi"}, timeout=WAIT)
         assert refused.error_type == ErrorType.NOT_FOUND, refused
         assert model.namespaces == [EV]
+
+
+def test_a_handler_that_answers_nonsense_gives_the_server_an_error_answer(surface: ServerEntry) -> None:
+    model = Handler({"nonsense": True})
+    with Runtime.start(config({"s": surface(sampling="allow")}), sampling=model) as rt:
+        failed = rt.call_tool("s/sample", {"prompt": "x"}, timeout=WAIT)
+        assert failed.error_type == ErrorType.SERVER_ERROR, failed
+        assert model.namespaces == ["s"]
+        assert text_of(rt.call_tool("s/progress", {"steps": 1}, timeout=WAIT)) == "done 1"
+        assert rt.status("s")[0].restarts == 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 from pathlib import Path
 
 import pytest
@@ -18,9 +17,10 @@ from tests.servers.surface_server import COUNTER_URI, HELLO_URI
 from tests.surface.conftest import (
     WAIT,
     ServerEntry,
+    Updates,
+    bump_until,
     config,
     json_of,
-    on_host_thread,
     read_text,
     surface_server,
     text_of,
@@ -28,38 +28,6 @@ from tests.surface.conftest import (
 
 NS = "s"
 EV = "ev"
-
-
-class Updates:
-    """An ``on_update`` callback that counts updates and where they ran."""
-
-    def __init__(self) -> None:
-        self.uris: list[str] = []
-        self.on_host_thread: list[bool] = []
-        self.arrived = threading.Condition()
-
-    def __call__(self, uri: str) -> None:
-        with self.arrived:
-            self.uris.append(uri)
-            self.on_host_thread.append(on_host_thread())
-            self.arrived.notify_all()
-
-    def __len__(self) -> int:
-        return len(self.uris)
-
-
-def bump_until(rt: Runtime, updates: Updates, count: int) -> None:
-    """Change the counter until ``updates`` has seen ``count`` updates (a subscription takes
-    effect a moment after it is made, so the first bumps may go unseen)."""
-
-    def seen() -> bool:
-        if len(updates) >= count:
-            return True
-        assert rt.call_tool(f"{NS}/bump", {}, timeout=WAIT).success
-        with updates.arrived:
-            return updates.arrived.wait_for(lambda: len(updates) >= count, timeout=0.5)
-
-    assert wait_until(seen, WAIT), f"{len(updates)} updates, wanted {count}"
 
 
 def test_list_changed_for_resources_and_prompts_relists_them(surface: ServerEntry) -> None:
