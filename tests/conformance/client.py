@@ -8,25 +8,45 @@ and the scenario's name in ``MCP_CONFORMANCE_SCENARIO``, then judges what the se
 scenario goes through the actor runtime: a `Runtime` with one streamable-HTTP server entry, calls
 through the registry actor (`CallTool` messages), then a clean shutdown.
 
+The OAuth scenarios (``auth/*``) log in through the runtime too: an ``oauth`` key in the server
+entry (a client ID metadata document URL; the pre-registered client, the client-credentials or
+the identity-assertion grant when the suite's ``MCP_CONFORMANCE_CONTEXT`` says so), and the
+host's `LoginHandlers`, which do what the suite expects instead of a browser: open the
+authorization URL without following its redirect and read ``code`` and ``state`` from it. The
+tokens go to a token store in a temporary folder of the run's own.
+
 Exit status: 0 when the runtime did what the scenario asks, 1 otherwise (the suite records it).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
+import re
 import sys
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from actors import Runtime
+from actors.mcp.auth import STATE_DIR_ENV
+from actors.runtime import LoginHandlers
 from actors.runtime.messages import CallTool
 
 NAMESPACE = "conformance"
 CALL_TIMEOUT = 20.0
+HTTP_TIMEOUT = 15.0
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 
 # What each scenario's server expects the client to call once it has listed the tools.
 SCENARIO_CALLS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -53,9 +73,110 @@ def server_entry(url: str, protocol: str) -> dict[str, Any]:
     }
 
 
+def oauth_entry(scenario: str, url: str, context: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """The server entry's ``oauth`` key for an OAuth scenario; ``folder`` holds any key file."""
+    client = {"clientId": context["client_id"]} if context.get("client_id") else {}
+    if context.get("client_secret"):
+        client["clientSecret"] = context["client_secret"]
+    if scenario.startswith("auth/client-credentials-"):
+        oauth: dict[str, Any] = {"grant": "client_credentials", **client}
+        if context.get("private_key_pem"):
+            key = folder / "client-key.pem"
+            key.touch(mode=0o600)
+            key.write_text(context["private_key_pem"])
+            oauth["privateKeyFile"] = str(key)
+        return oauth
+    if scenario.startswith("auth/cross-app-access"):
+        return {"grant": "identity_assertion", "issuer": authorization_server(url), **client}
+    return {"clientMetadataUrl": CLIENT_METADATA_URL, **client}
+
+
+def authorization_server(url: str) -> str:
+    """The first authorization server that the MCP server's protected resource metadata names
+    (found where its 401 points, else at the RFC 9728 well-known URI)."""
+    metadata_url = ""
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method="GET"), timeout=HTTP_TIMEOUT).close()
+    except urllib.error.HTTPError as refusal:
+        found = re.search(r'resource_metadata="([^"]+)"', refusal.headers.get("WWW-Authenticate", ""))
+        metadata_url = found.group(1) if found else ""
+    if not metadata_url:
+        parts = urllib.parse.urlsplit(url)
+        metadata_url = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
+    with urllib.request.urlopen(metadata_url, timeout=HTTP_TIMEOUT) as answer:
+        return str(json.loads(answer.read())["authorization_servers"][0])
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+class Login:
+    """The host's side of a login, without a browser: `redirect` opens the authorization URL and
+    reads the code from where it redirects; `callback` hands it over; `assertion` exchanges the
+    suite's ID token for an ID-JAG at its identity provider (RFC 8693). Each runs on a host thread."""
+
+    def __init__(self, context: dict[str, Any]) -> None:
+        self.context = context
+        self._answer: tuple[str, str | None] | None = None
+
+    def redirect(self, authorization_url: str) -> None:
+        opener = urllib.request.build_opener(_NoRedirect)
+        try:
+            opener.open(authorization_url, timeout=HTTP_TIMEOUT).close()
+        except urllib.error.HTTPError as answer:
+            location = answer.headers.get("Location", "")
+        else:
+            raise RuntimeError("the authorization endpoint did not redirect")
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(location).query)
+        if "code" not in query:
+            raise RuntimeError(f"the authorization redirect carries no code: {query.get('error')}")
+        self._answer = (query["code"][0], query.get("state", [None])[0])
+
+    def callback(self) -> tuple[str, str | None]:
+        if self._answer is None:
+            raise RuntimeError("no authorization redirect was read")
+        answer, self._answer = self._answer, None
+        return answer
+
+    def assertion(self, audience: str, resource: str) -> str:
+        fields = {
+            "grant_type": TOKEN_EXCHANGE,
+            "subject_token": self.context["idp_id_token"],
+            "subject_token_type": ID_TOKEN,
+            "requested_token_type": ID_JAG,
+            "audience": audience,
+            "resource": resource,
+        }
+        if self.context.get("idp_client_id"):
+            fields["client_id"] = self.context["idp_client_id"]
+        request = urllib.request.Request(
+            self.context["idp_token_endpoint"], data=urllib.parse.urlencode(fields).encode(), method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as answer:
+            return str(json.loads(answer.read())["access_token"])
+
+    def handlers(self) -> LoginHandlers:
+        return LoginHandlers(
+            redirect=self.redirect, callback=self.callback, assertion=self.assertion, timeout=CALL_TIMEOUT
+        )
+
+
 def run(scenario: str, url: str, protocol: str) -> int:
-    config = {"mcpServers": {NAMESPACE: server_entry(url, protocol)}, "builtin": {"enabled": False}}
-    with Runtime.start(config) as rt:
+    if not scenario.startswith("auth/"):
+        return run_runtime(scenario, {"mcpServers": {NAMESPACE: server_entry(url, protocol)}}, None)
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    with tempfile.TemporaryDirectory(prefix="mcp-actors-conformance-") as folder:
+        # The run's own token store: nothing from another run, nothing left behind.
+        os.environ[STATE_DIR_ENV] = folder
+        entry = {**server_entry(url, protocol), "oauth": oauth_entry(scenario, url, context, Path(folder))}
+        return run_runtime(scenario, {"mcpServers": {NAMESPACE: entry}}, Login(context).handlers())
+
+
+def run_runtime(scenario: str, servers: dict[str, Any], login: LoginHandlers | None) -> int:
+    config = {**servers, "builtin": {"enabled": False}}
+    with Runtime.start(config, login=login) as rt:
         # initialize + tools/list: the handshake every scenario starts with.
         try:
             status = rt.start_server(NAMESPACE)
@@ -65,6 +186,9 @@ def run(scenario: str, url: str, protocol: str) -> int:
         tools = sorted(spec.name for spec in rt.list_tools(NAMESPACE))
         print(f"{scenario}: connected, protocol {status.protocol_version}, tools {tools}")
         call = SCENARIO_CALLS.get(scenario)
+        if call is None and scenario.startswith("auth/") and tools:
+            # Some OAuth scenarios ask for more scopes for a call (a step-up): call one.
+            call = (tools[0].removeprefix(f"{NAMESPACE}/"), {})
         if call is None:
             return 0
         tool, arguments = call
