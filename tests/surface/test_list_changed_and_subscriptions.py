@@ -116,7 +116,28 @@ def test_subscriptions_outlive_a_server_restart(surface_stdio: ServerEntry) -> N
         assert wait_until(restarted, WAIT), rt.status(NS)
         # The new process was subscribed anew: updates keep coming.
         bump_until(rt, updates, len(updates) + 2)
-        assert subscription.cancel()
+    # Shut down with the subscription live: ending it afterwards is a no-op, not a hang.
+    assert not subscription.cancel(timeout=WAIT)
+
+
+def test_after_a_restart_the_lists_are_what_the_new_process_offers(surface_stdio: ServerEntry) -> None:
+    with Runtime.start(config({NS: surface_stdio(restartBackoff=0.05)})) as rt:
+        assert rt.call_tool(f"{NS}/add_resource", {"name": "gone", "text": "soon"}, timeout=WAIT).success
+        assert rt.call_tool(f"{NS}/add_prompt", {"name": "ephemeral"}, timeout=WAIT).success
+        assert wait_until(lambda: f"{NS}/ephemeral" in {p.name for p in rt.list_prompts(NS)}, WAIT)
+        assert wait_until(lambda: "surface://added/gone" in {r.uri for r in rt.list_resources(NS)}, WAIT)
+        before = rt.status(NS)[0]
+        assert before.pid is not None
+        os.kill(before.pid, signal.SIGKILL)
+
+        def restarted() -> bool:
+            status = rt.status(NS)[0]
+            return status.restarts == 1 and status.state == "running"
+
+        assert wait_until(restarted, WAIT), rt.status(NS)
+        assert "surface://added/gone" not in {r.uri for r in rt.list_resources(NS)}
+        assert [p.name for p in rt.list_prompts(NS)] == [f"{NS}/greet", f"{NS}/plain"]
+        assert rt.get_prompt(f"{NS}/ephemeral", timeout=WAIT).error_type == ErrorType.NOT_FOUND
 
 
 def test_subscribing_needs_a_known_namespace_and_a_callable(surface_stdio: ServerEntry) -> None:
