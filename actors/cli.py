@@ -1,5 +1,5 @@
 """The ``mcp-actors`` command: list and call tools, list and read resources, list and get
-prompts, run and check configurations, the demo.
+prompts, run and check configurations, log in to remote servers, the demo.
 
 The configuration is ``--config FILE``, else ``$MCP_ACTORS_CONFIG``, else ``./mcp.json``, else
 the built-in default (the demo server and the built-in tools), so every command works out of
@@ -16,7 +16,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -24,6 +24,7 @@ from actors.config import ConfigError, RuntimeConfig, load_config
 from actors.content import ContentText
 from actors.demo import default_config
 from actors.gateway import command as gateway_command
+from actors.mcp.auth import AuthError, TokenStore, auth_status, login, logout
 from actors.mcp.catalog import PromptSpec
 from actors.mcp.config import ServerConfig
 from actors.mcp.sdk_options import StdioCommand
@@ -391,6 +392,7 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
     for server in config.servers.values():
         where = server.command if server.transport == "stdio" else server.url
         out.write(f"  {server.name}: {server.transport} {where}\n")
+    _write_auth_lines(config, out)
     for warning in config.warnings:
         out.write(f"warning: {warning}\n")
     missing = [problem for server in config.servers.values() if (problem := _command_problem(server))]
@@ -479,9 +481,8 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """Run the command; return its exit status."""
-    out = out or sys.stdout
+def _parser() -> argparse.ArgumentParser:
+    """The command line: the commands and their arguments."""
     parser = argparse.ArgumentParser(prog="mcp-actors", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"mcp-actors {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -527,10 +528,16 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     )
     gateway_command.add_arguments(command("serve", "serve every server as one MCP server (stdio or --http)"))
     command("check", "validate a configuration and say what is wrong")
+    _add_auth_commands(command)
     demo = commands.add_parser("demo", help="show the runtime at work on the built-in default configuration")
     demo.add_argument("--workspace", default=".", help="folder for the built-in tools")
+    return parser
 
-    args = parser.parse_args(argv)
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the command; return its exit status."""
+    out = out or sys.stdout
+    args = _parser().parse_args(argv)
     handlers = {
         "tools": _tools,
         "call": _call,
@@ -542,6 +549,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         "serve": _serve,
         "check": _check,
         "demo": _demo,
+        "login": _login,
+        "logout": _logout,
+        "status": _status,
     }
     try:
         return handlers[args.command](args, out)
@@ -559,3 +569,100 @@ def _version() -> str:
         return importlib.metadata.version("mcp-actors")
     except importlib.metadata.PackageNotFoundError:  # run from a source tree that was never installed
         return "unknown"
+
+
+# ---- logins to remote servers (actors.mcp.auth) ------------------------------------------------
+
+
+def _add_auth_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
+    login_command = command("login", "log in to a remote server (OAuth): open the browser, store the tokens")
+    login_command.add_argument("namespace", metavar="NS")
+    login_command.add_argument(
+        "--no-browser", action="store_true", help="only print the URL to open (in a browser on this machine)"
+    )
+    login_command.add_argument(
+        "--timeout", type=float, default=300.0, metavar="S", help="how long to wait for the login"
+    )
+    command("logout", "forget the stored login of a remote server").add_argument("namespace", metavar="NS")
+    command("status", "list the configured servers and whether each remote one has a login")
+
+
+def _login(args: argparse.Namespace, out: TextIO) -> int:
+    config, _ = resolve_config(args.config)
+    server = _remote_server(config, args.namespace)
+    if server is None:
+        return 1
+
+    def show(url: str) -> None:
+        out.write(f"Open this URL to log in to {server.name}:\n  {url}\n")
+        out.flush()
+
+    try:
+        result = login(
+            server, TokenStore(), open_browser=not args.no_browser, timeout=args.timeout, on_url=show
+        )
+    except AuthError as exc:
+        print(_error_line("auth", str(exc)), file=sys.stderr)
+        return 1
+    asked = "" if result.authorization_url is not None else " (not asked: no login was needed)"
+    out.write(f"{server.name}: auth: {result.status}{asked}\n")
+    return 0 if result.status == "ok" else 1
+
+
+def _logout(args: argparse.Namespace, out: TextIO) -> int:
+    config, _ = resolve_config(args.config)
+    server = _remote_server(config, args.namespace)
+    if server is None:
+        return 1
+    forgot = logout(server, TokenStore())
+    out.write(f"{server.name}: logged out\n" if forgot else f"{server.name}: no login was stored\n")
+    return 0
+
+
+def _remote_server(config: RuntimeConfig, namespace: str) -> ServerConfig | None:
+    """The remote server ``namespace``, or None after saying on stderr why there is none."""
+    server = config.servers.get(namespace)
+    if server is None:
+        known = ", ".join(config.servers) or "none"
+        print(_error_line("not_found", f"no server {namespace!r} (servers: {known})"), file=sys.stderr)
+        return None
+    if server.transport == "stdio":
+        print(
+            _error_line("validation", f"server {namespace!r} runs locally (stdio): it has no login"),
+            file=sys.stderr,
+        )
+        return None
+    return server
+
+
+def _status(args: argparse.Namespace, out: TextIO) -> int:
+    config, source = resolve_config(args.config)
+    store = TokenStore()
+    rows = [[s.name, s.transport, _auth_of(s, store) or "-"] for s in config.servers.values()]
+    out.write(f"{source}\n" + _table(["server", "transport", "auth"], rows) + "\n")
+    if store.problem:
+        out.write(f"warning: the token store {store.path} cannot be read: {store.problem}\n")
+    return 0
+
+
+def _write_auth_lines(config: RuntimeConfig, out: TextIO) -> None:
+    """``  NS: auth: ok / expired / needs login`` for each remote server, read from the token store."""
+    store = TokenStore()
+    for server in config.servers.values():
+        auth = _auth_of(server, store)
+        if auth is None:
+            continue
+        hint = f" (run `mcp-actors login {server.name}`)" if auth in ("expired", "needs login") else ""
+        out.write(f"  {server.name}: auth: {auth}{hint}\n")
+    if store.problem:
+        out.write(f"warning: the token store {store.path} cannot be read: {store.problem}\n")
+
+
+def _auth_of(server: ServerConfig, store: TokenStore) -> str | None:
+    """A remote server's ``ok``, ``expired`` or ``needs login`` (read from ``store``, on the
+    command's thread); ``header`` when its config sends its own credentials; None for stdio."""
+    if server.transport == "stdio" or not server.url:
+        return None
+    if server.oauth is None and any(name.lower() == "authorization" for name in server.headers):
+        return "header"
+    return auth_status(server, store)
