@@ -60,6 +60,10 @@ _L = TypeVar("_L")
 TransportSource = Transport | Callable[[], Transport]
 """A transport to reuse on every connect (test doubles), or a factory of single-use ones."""
 
+# How servers say a resource does not exist: -32002 (the 2025 revisions), -32602 (invalid params:
+# 2026-07-28, and most servers).
+_RESOURCE_NOT_FOUND = frozenset({-32002, -32602})
+
 # Spare time for a transport to report its own timeout before the adapter's guard fires.
 _GUARD_SLACK = 1.0
 
@@ -347,6 +351,7 @@ class MCPToolAdapter:
             f"resources/read {uri}",
             timeout,
             lambda t: t.read_resource(uri, timeout),
+            _RESOURCE_NOT_FOUND,
         )
 
     def prompt_future(
@@ -598,9 +603,17 @@ class MCPToolAdapter:
         return ToolResult.ok(_outcome_output(outcome), duration_ms=elapsed(), server=self.server_name)
 
     async def _ask(
-        self, what: str, timeout: float, send: Callable[[ClientTransport], Awaitable[JSONObject]]
+        self,
+        what: str,
+        timeout: float,
+        send: Callable[[ClientTransport], Awaitable[JSONObject]],
+        missing: frozenset[int] = frozenset(),
     ) -> ToolResult:
-        """One request beyond tools, as a classified `ToolResult` whose output is the answer."""
+        """One request beyond tools, as a classified `ToolResult` whose output is the answer.
+
+        ``missing``: the JSON-RPC error codes by which the server says the thing asked for does
+        not exist (classified ``not_found``, not ``server_error``).
+        """
         start = time.monotonic()
 
         def elapsed() -> float:
@@ -622,6 +635,8 @@ class MCPToolAdapter:
                 message = (
                     f"{what} got no answer within {duration_text(timeout)}; the server was told to cancel it"
                 )
+            elif isinstance(exc, ServerReplyError) and exc.code in missing:
+                kind, message = ErrorType.NOT_FOUND, f"{what}: {exc.message}"
             return ToolResult.fail(kind, self.redact(message), duration_ms=elapsed(), server=self.server_name)
         return ToolResult.ok(answer, duration_ms=elapsed(), server=self.server_name)
 

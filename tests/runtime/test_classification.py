@@ -153,3 +153,17 @@ def test_a_server_that_needs_a_login_fails_calls_as_auth_and_is_not_restarted() 
         again = rt.call_tool(f"{NS}/list_repos", {}, timeout=WAIT)
         assert again.error_type == "auth"
         assert mock.attempts == 2
+
+
+def test_a_uri_the_server_does_not_know_is_not_found() -> None:
+    mock = MockTransport(
+        ["list_repos"],
+        resources=["file:///here"],
+        capabilities={"tools": {}, "resources": {}},
+    )
+    with runtime(mock) as rt:
+        known = rt.read_resource(NS, "file:///here", timeout=WAIT)
+        assert known.success, known
+        missing = rt.read_resource(NS, "file:///nope", timeout=WAIT)
+        assert missing.error_type == "not_found", missing
+        assert "file:///nope" in (missing.error or "")
