@@ -92,9 +92,12 @@ def prometheus_metrics() -> Metrics | None:
 def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = None) -> int:
     """Run the gateway until the client goes away (stdio) or a signal (HTTP); an exit status."""
     err = err or sys.stderr
-    logging.basicConfig(
-        stream=err, level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
-    )
+    level = args.log_level.upper()
+    logging.basicConfig(stream=err, level=level, format="%(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:
+        # The gateway lowers the servers' loggers to forward their messages to clients: the
+        # console keeps the level asked for.
+        handler.setLevel(level)
     cache = None if args.no_cache else SchemaCache()
     try:
         address = _address(args.http) if args.http else None

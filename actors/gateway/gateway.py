@@ -23,19 +23,20 @@ import json
 import logging
 import re
 import threading
+import warnings
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ServerEvent, ToolsListChanged
 
 from actors.config import RuntimeConfig, load_config
@@ -147,6 +148,12 @@ class Gateway:
         except BaseException:
             self.runtime.shutdown()
             raise
+        self._log_forwarder = _ServerLogs(self)
+        _SERVER_LOGS.addHandler(self._log_forwarder)
+        if _SERVER_LOGS.level == logging.NOTSET:
+            # Server log messages reach the forwarder at every level; the host's own handlers
+            # keep filtering by theirs.
+            _SERVER_LOGS.setLevel(logging.DEBUG)
 
     @classmethod
     def start(
@@ -191,7 +198,23 @@ class Gateway:
 
     def close(self) -> None:
         """Stop every backend server and the runtime. Idempotent."""
+        _SERVER_LOGS.removeHandler(self._log_forwarder)
         self.runtime.shutdown()
+
+    def _forward_log(self, namespace: str, level: str, source: str | None, data: Any) -> None:
+        """A backend's log message, to each client whose request that backend is serving."""
+        if level not in _LOG_LEVELS:
+            return
+        with self._sessions.lock:
+            waiting = list(self._sessions.busy.get(namespace, {}).values())
+        for client in waiting:
+            send = client.session.send_log_message
+            with warnings.catch_warnings():
+                # Deprecated on 2026-07-28 sessions, where the SDK sends it only if the client
+                # asked for logs on that request: still the way to pass a server's log on.
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                message = send(cast(Any, level), data, logger=source, related_request_id=client.request_id)
+            self._send_soon(message)
 
     # ---- talking to the runtime (never blocking the gateway's loop) ------------------------
 
@@ -578,6 +601,29 @@ async def _while_connected(ctx: Any, reply: asyncio.Future[_T]) -> _T:
             return reply.result()
         if await is_disconnected():
             raise _ClientGone
+
+
+_LOG_LEVELS = frozenset(("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"))
+
+_SERVER_LOGS = logging.getLogger("actors.server")
+"""Where the runtime logs the servers' own log messages (``actors.server.<namespace>``)."""
+
+
+class _ServerLogs(logging.Handler):
+    """Forwards server log records to the gateway's clients (emitted on a host thread)."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        super().__init__(logging.DEBUG)
+        self._gateway = gateway
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, "mcp_event", None) != "server_log":
+            return
+        level = getattr(record, "level", None)
+        namespace = getattr(record, "namespace", None)
+        if isinstance(level, str) and isinstance(namespace, str):
+            data = getattr(record, "data", record.getMessage())
+            self._gateway._forward_log(namespace, level, getattr(record, "source", None), data)
 
 
 async def _quietly(coroutine: Awaitable[_T]) -> _T | None:

@@ -880,7 +880,20 @@ class ServerActor(AnsweringActor):
         # While starting, the start itself fails and says why.
         if self.state != ServerState.RUNNING:
             return
+        if reason.startswith(f"{ErrorType.AUTH.label}:"):
+            # The login was lost (revoked, refused): a restart would only be refused again.
+            self._logged_out(reason)
+            return
         self._crashed(f"connection lost: {reason}")
+
+    def _logged_out(self, reason: str) -> None:
+        logger.warning("%s: %s", self.namespace, reason)
+        self._note_error(reason)
+        self.probe = None
+        self.state = ServerState.STOPPING
+        self._close()
+        if self.supervisor is not None:
+            tell(self.supervisor, ServerStopped(self.namespace))
 
     def _note_error(self, reason: str) -> None:
         self.last_error = reason
