@@ -360,6 +360,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     interactive = out.isatty()
     with Runtime.start(config, handle_signals=True) as rt:
         out.write(f"mcp-actors: running {len(config.servers)} servers from {source}; Ctrl-C stops\n")
+        out.write("(this only watches them: `mcp-actors serve` serves them to MCP clients)\n")
         try:
             for server in config.servers.values():
                 if not server.lazy_start:
