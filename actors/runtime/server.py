@@ -93,6 +93,8 @@ _LOG_LEVELS = {
     "emergency": logging.CRITICAL + 10,
 }
 
+_AT_REST_OR_STOPPING = (ServerState.IDLE, ServerState.STOPPED, ServerState.STOPPING)
+
 _call_ids = itertools.count(1)
 _subscription_ids = itertools.count(1)
 
@@ -107,11 +109,13 @@ class _Link(Enum):
 
 
 class _Then(Enum):
-    """What to do once the link settles: a start asked for while it closes, a stop while it opens."""
+    """What to do once the link settles: a start asked for while it closes, a stop while it
+    opens, or a start asked for while a stop of an opening link is under way."""
 
     NOTHING = "nothing"
     START = "start"
     STOP = "stop"
+    STOP_THEN_START = "stop, then start"
 
 
 class _Relist(Enum):
@@ -624,8 +628,11 @@ class ServerActor(AnsweringActor):
         if self.state == ServerState.RUNNING:
             if fresh:
                 self._subscribe(message.uri)
-        elif self.state in (ServerState.IDLE, ServerState.STOPPED) and self.config.lazy_start:
-            self._begin_start()
+        elif (
+            self.state in (ServerState.IDLE, ServerState.STOPPED, ServerState.STOPPING)
+            and self.config.lazy_start
+        ):
+            self._begin_start()  # while stopping: once the stop is done
 
     def _subscribe(self, uri: str, *, subscribe: bool = True) -> None:
         connection = self.connection
@@ -659,6 +666,10 @@ class ServerActor(AnsweringActor):
     def _begin_start(self) -> None:
         if self.state in (ServerState.STARTING, ServerState.RUNNING) or self.retired is not None:
             return
+        if self.state == ServerState.STOPPING:
+            # The stop finishes first (whoever asked for it is answered), then the start.
+            self.then = _Then.STOP_THEN_START if self.link == _Link.OPENING else _Then.START
+            return
         self.state = ServerState.STARTING
         if self.link == _Link.CLOSING:
             # The previous connection is still closing: start once it is closed.
@@ -690,8 +701,8 @@ class ServerActor(AnsweringActor):
         self.info = info
         self._learn_tools(tools)
         self._learn_catalog(catalog)
-        if self.then == _Then.STOP:
-            self.then = _Then.NOTHING
+        if self.then in (_Then.STOP, _Then.STOP_THEN_START):
+            self.then = _Then.START if self.then == _Then.STOP_THEN_START else _Then.NOTHING
             self._close()
             return
         self.state = ServerState.RUNNING
@@ -715,9 +726,9 @@ class ServerActor(AnsweringActor):
         # The adapter closed what it had opened.
         self.link = _Link.DOWN
         self.start_future = None
-        if self.then == _Then.STOP:
+        if self.then in (_Then.STOP, _Then.STOP_THEN_START):
             # A stop was asked for while starting (and cancelled the start): it ends as that stop.
-            self.then = _Then.NOTHING
+            self.then = _Then.START if self.then == _Then.STOP_THEN_START else _Then.NOTHING
             self._settle_describe()
             for slot in self.start_waiters:
                 settle_exception(
@@ -751,7 +762,7 @@ class ServerActor(AnsweringActor):
     def _on_login_needed(self, error: str) -> None:
         # Neither a crash nor a broken server: restarting cannot help, and a login (by the user,
         # in another process) can at any time, so the next call simply tries again.
-        if self.then == _Then.STOP:
+        if self.then in (_Then.STOP, _Then.STOP_THEN_START):
             self._on_start_failed(error, retry=False)
             return
         self.link = _Link.DOWN
@@ -871,7 +882,9 @@ class ServerActor(AnsweringActor):
         for slot in self.stop_waiters:
             settle(slot, status)
         self.stop_waiters.clear()
-        if self.waiting and self.config.lazy_start:
+        # A start asked for while stopping, or calls (or a subscription) that came meanwhile.
+        if self.then == _Then.START or (self.waiting and self.config.lazy_start):
+            self.then = _Then.NOTHING
             self._begin_start()
 
     # ---- crashes ------------------------------------------------------------------------
