@@ -184,7 +184,16 @@ class StallSampler:
             last = now
 
     def _sample(self, now: float, gap: float) -> None:
-        frames = sys._current_frames()
+        # CPython 3.11 holds its thread-list lock in sys._current_frames() while it makes frame
+        # objects; a collection there that frees a threading.local (hypothesis keeps them) takes
+        # that lock again, and the whole process hangs. No collection while we take the frames.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            frames = sys._current_frames()
+        finally:
+            if collecting:
+                gc.enable()
         try:
             self._note(frames, now, gap)
         finally:
