@@ -69,6 +69,7 @@ _T = TypeVar("_T")
 
 _LIST_TIMEOUT = 120.0
 _FORWARD_TIMEOUT = 120.0
+_FLUSH_TIMEOUT = 5.0
 _DISCONNECT_POLL = 0.5
 """How often a call in flight checks that its HTTP client is still there."""
 
@@ -102,6 +103,8 @@ class _InFlight:
 
     session: ServerSession
     request_id: Any
+    sent: list[concurrent.futures.Future[Any]] = field(default_factory=list)
+    """What was forwarded to the client for this request (its backend's log messages)."""
 
 
 @dataclass
@@ -214,7 +217,8 @@ class Gateway:
                 # asked for logs on that request: still the way to pass a server's log on.
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
                 message = send(cast(Any, level), data, logger=source, related_request_id=client.request_id)
-            self._send_soon(message)
+            if (sending := self._send_soon(message)) is not None:
+                client.sent.append(sending)
 
     # ---- talking to the runtime (never blocking the gateway's loop) ------------------------
 
@@ -228,7 +232,9 @@ class Gateway:
         ticket = self._busy(namespace, ctx)
         try:
             self.runtime.registry.tell(message)
-            return await _while_connected(ctx, asyncio.wrap_future(message.reply))
+            result = await _while_connected(ctx, asyncio.wrap_future(message.reply))
+            await self._forwarded(namespace, ticket)
+            return result
         except asyncio.CancelledError:
             message.reply.cancel()
             raise
@@ -237,6 +243,18 @@ class Gateway:
             raise MCPError(types.INTERNAL_ERROR, "the client went away before the answer") from None
         finally:
             self._idle(namespace, ticket)
+
+    async def _forwarded(self, namespace: str, ticket: int) -> None:
+        """Let what the backend said during the request (its log messages, which reach us on a
+        host thread) go out before the answer does."""
+        # Bounded: a stuck host handler must not hold every answer (the logs would be lost only).
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.wrap_future(self.runtime.host.delivered()), _FLUSH_TIMEOUT)
+        with self._sessions.lock:
+            client = self._sessions.busy.get(namespace, {}).get(ticket)
+            sent = list(client.sent) if client is not None else []
+        if sent:
+            await asyncio.wait([asyncio.wrap_future(f) for f in sent], timeout=_FLUSH_TIMEOUT)
 
     def _seen(self, ctx: Any) -> None:
         self._loop = self._loop or asyncio.get_running_loop()

@@ -241,6 +241,11 @@ class Runtime:
     def loop(self) -> EventLoop:
         return self._loop
 
+    @property
+    def host(self) -> HostCalls:
+        """The threads that run the host's code (callbacks, handlers, server log records)."""
+        return self._host
+
     # ---- calls --------------------------------------------------------------------------
 
     def call_tool(

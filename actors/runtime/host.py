@@ -73,6 +73,15 @@ class HostCalls:
             self._news.append((fn, args))
             self._cond.notify_all()
 
+    def delivered(self) -> concurrent.futures.Future[None]:
+        """A future that completes once the news queued before this call has been delivered."""
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self.notify(settle, done, None)
+        with self._cond:
+            if self._stopped:
+                settle(done, None)
+        return done
+
     def _deliver_news(self) -> None:
         while True:
             with self._cond:

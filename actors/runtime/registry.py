@@ -173,13 +173,7 @@ class RegistryActor(AnsweringActor):
             case ToolsUpdated(namespace=ns, tools=specs):
                 self._tools_updated(ns, specs)
             case CatalogUpdated(namespace=ns, catalog=catalog) if ns in self.entries:
-                before = self.catalogs.get(ns, Catalog())
-                self.catalogs[ns] = catalog
-                self._remember(ns)
-                if catalog.resources != before.resources or catalog.templates != before.templates:
-                    self._changed(ns, "resources")
-                if catalog.prompts != before.prompts:
-                    self._changed(ns, "prompts")
+                self._catalog_updated(ns, catalog)
             case _ListReady(request=request):
                 self._answer_list(request)
             case _Removed(namespace=ns, reply=reply):
@@ -258,11 +252,24 @@ class RegistryActor(AnsweringActor):
     def _tools_updated(self, ns: str, specs: tuple[ToolSpec, ...]) -> None:
         if ns not in self.entries:
             return
+        # Learning a server's tools for the first time changes no list anyone has seen.
+        known = self.entries[ns].seen
         before = [(s.name, s.description, s.input_schema) for s in self.tools.list(namespace=ns)]
         self._route_tools(ns, specs)
         self._remember(ns)
-        if sorted(before) != sorted((s.name, s.description, s.input_schema) for s in specs):
+        if known and sorted(before) != sorted((s.name, s.description, s.input_schema) for s in specs):
             self._changed(ns, "tools")
+
+    def _catalog_updated(self, ns: str, catalog: Catalog) -> None:
+        before = self.catalogs.get(ns)
+        self.catalogs[ns] = catalog
+        self._remember(ns)
+        if before is None:
+            return  # learnt for the first time: no list anyone has seen changed
+        if catalog.resources != before.resources or catalog.templates != before.templates:
+            self._changed(ns, "resources")
+        if catalog.prompts != before.prompts:
+            self._changed(ns, "prompts")
 
     def _changed(self, ns: str, kind: str) -> None:
         """Tell the host a server's list of ``kind`` changed (on a host thread)."""
