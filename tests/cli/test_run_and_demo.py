@@ -83,6 +83,9 @@ def running(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Lines]]:
         text=True,
         cwd=tmp_path,
         env=env,
+        # As a shell starts the command: a runner started in the background of a shell without
+        # job control ignores SIGINT, and the command would inherit that.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - one disposition reset
     )
     assert process.stdout is not None
     lines = Lines(process.stdout)

@@ -243,6 +243,10 @@ def test_host_killed_with_sigkill_leaves_no_server_behind(tmp_path: Path) -> Non
             host.stdout.close()
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_host_stopped_by_a_signal_shuts_servers_down_cleanly(tmp_path: Path, signum: int) -> None:
     script = tmp_path / "host.py"
@@ -261,7 +265,14 @@ def test_host_stopped_by_a_signal_shuts_servers_down_cleanly(tmp_path: Path, sig
         )
     )
     host = subprocess.Popen(
-        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        # As a shell starts a host: a runner started in the background of a shell without job
+        # control ignores SIGINT, and a child would inherit that (and never see this test's).
+        preexec_fn=_default_sigint,  # noqa: PLW1509 - one signal disposition reset before exec
     )
     try:
         assert host.stdout is not None
