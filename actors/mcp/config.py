@@ -40,6 +40,7 @@ TransportKind = Literal["stdio", "streamable-http", "sse"]
 OAuthGrant = Literal["authorization_code", "client_credentials", "identity_assertion"]
 ProtocolMode = Literal["legacy", "auto", "2026-07-28"]
 RestartPolicy = Literal["permanent", "transient", "temporary"]
+Affinity = Literal["any", "single"]
 
 _TRANSPORT_ALIASES: dict[str, TransportKind] = {
     "stdio": "stdio",
@@ -226,6 +227,9 @@ class ServerConfig(BaseModel):
     prefix: StrictBool = True
     """Through the gateway, name its tools and prompts ``namespace__name``; false keeps the
     server's own names (they must not collide with another unprefixed server's)."""
+    affinity: Affinity = "any"
+    """Across gateway replicas (``serve --cluster``): ``any`` runs the server wherever a request
+    lands; ``single`` runs it on one replica at a time (it keeps state), the others forward to it."""
 
     @field_validator("transport", mode="before")
     @classmethod
@@ -284,6 +288,9 @@ class ServerConfig(BaseModel):
                 raise ValueError(f"the {self.transport} transport needs a 'url'")
             if not re.match(r"^https?://", self.url):
                 raise ValueError(f"'url' must start with http:// or https://, got {self.url!r}")
+        if self.affinity == "single" and not self.lazy_start:
+            # Started eagerly, it would run on every replica at once: only a call may start it.
+            raise ValueError("'affinity' single needs lazyStart true (a call starts it where its lease is)")
         if self.restart_backoff_max < self.restart_backoff:
             raise ValueError("'restartBackoffMax' must be >= 'restartBackoff'")
         return self
