@@ -353,6 +353,7 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
         "logLevel": "warning",
         "disabled": False,
         "prefix": False,
+        "affinity": "any",
     }
     assert set(entry) - set(STDIO) == LIFECYCLE_KEYS
     s = load_config(servers(s=entry), environ={}).servers["s"]
@@ -367,9 +368,20 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
     assert s.tools == ToolFilter(include=("get_*",), exclude=("get_secret",))
     assert s.protocol == "legacy"
     assert s.prefix is False
+    assert s.affinity == "any"
     assert s.trust_annotations is True
     assert s.elicitation == "accept-defaults"
     assert (s.sampling, s.log_level) == ("allow", "warning")
+
+
+def test_affinity_single_is_read_and_needs_a_lazy_start() -> None:
+    assert (
+        load_config(servers(m={**STDIO, "affinity": "single"}), environ={}).servers["m"].affinity == "single"
+    )
+    assert load_config(servers(m=STDIO), environ={}).servers["m"].affinity == "any"
+    error = problems_of(servers(memory={**STDIO, "affinity": "single", "lazyStart": False}))
+    assert_names(error, "'memory'", "affinity")
+    assert "lazyStart" in str(error)
 
 
 # ---- every lifecycle key rejects bad values, naming the server and the key ---------------
@@ -395,6 +407,7 @@ BAD_VALUES: dict[str, list[Any]] = {
     "sampling": ["yes", True, 1, ["allow"], None],
     "logLevel": ["verbose", "DEBUG", 3, True, ["debug"]],
     "prefix": ["no", 0, None, ["false"]],
+    "affinity": ["one", "Single", True, 1, None, ["single"]],
     "disabled": ["perhaps", [], {}, None],
 }
 BAD_CASES = [(key, value) for key, values in BAD_VALUES.items() for value in values]
