@@ -1,42 +1,53 @@
-"""mcp-actors: an actor-model runtime (Pykka) for MCP servers."""
+"""mcp-actors: an actor-model runtime (Pykka) for MCP servers.
 
+The public names are loaded on first access (PEP 562 ``__getattr__``): ``import actors``
+alone costs little, and a program that only loads a configuration or reads the schema cache
+(the command's ``tools`` with a warm cache) never imports the actors, the event loop,
+OpenTelemetry or the SDK. ``from actors import Runtime`` imports them on the caller's thread.
+"""
+
+from __future__ import annotations
+
+import importlib
 import logging as _logging
+from typing import TYPE_CHECKING, Any
 
-from actors.config import ConfigError, RuntimeConfig, load_config
-from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
-from actors.mcp.config import ServerConfig
-from actors.runtime import (
-    CallTool,
-    Complete,
-    GetPrompt,
-    GetStatus,
-    ListPrompts,
-    ListResources,
-    ListResourceTemplates,
-    ListTools,
-    ReadResource,
-    RegisterServer,
-    ResourceSubscription,
-    Runtime,
-    SchemaCache,
-    ServerState,
-    ServerStatus,
-    ShutdownAll,
-    StartServer,
-    StopServer,
-    SubscribeResource,
-    UnregisterServer,
-    UnsubscribeResource,
-)
-from actors.tools import (
-    ErrorType,
-    ToolCapabilities,
-    ToolError,
-    ToolRegistry,
-    ToolResult,
-    ToolRunner,
-    ToolSpec,
-)
+if TYPE_CHECKING:
+    from actors.config import ConfigError, RuntimeConfig, load_config
+    from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
+    from actors.mcp.config import ServerConfig
+    from actors.runtime import (
+        CallTool,
+        Complete,
+        GetPrompt,
+        GetStatus,
+        ListPrompts,
+        ListResources,
+        ListResourceTemplates,
+        ListTools,
+        ReadResource,
+        RegisterServer,
+        ResourceSubscription,
+        Runtime,
+        SchemaCache,
+        ServerState,
+        ServerStatus,
+        ShutdownAll,
+        StartServer,
+        StopServer,
+        SubscribeResource,
+        UnregisterServer,
+        UnsubscribeResource,
+    )
+    from actors.tools import (
+        ErrorType,
+        ToolCapabilities,
+        ToolError,
+        ToolRegistry,
+        ToolResult,
+        ToolRunner,
+        ToolSpec,
+    )
 
 __all__ = [
     "CallTool",
@@ -75,5 +86,39 @@ __all__ = [
     "UnsubscribeResource",
     "load_config",
 ]
+
+# Where each public name lives; the rest of `__all__` comes from `actors.runtime`.
+_HOMES = {
+    "ConfigError": "actors.config",
+    "RuntimeConfig": "actors.config",
+    "load_config": "actors.config",
+    "PromptSpec": "actors.mcp.catalog",
+    "ResourceSpec": "actors.mcp.catalog",
+    "ResourceTemplateSpec": "actors.mcp.catalog",
+    "ServerConfig": "actors.mcp.config",
+    "ErrorType": "actors.tools",
+    "ToolCapabilities": "actors.tools",
+    "ToolError": "actors.tools",
+    "ToolRegistry": "actors.tools",
+    "ToolResult": "actors.tools",
+    "ToolRunner": "actors.tools",
+    "ToolSpec": "actors.tools",
+}
+
+
+if not TYPE_CHECKING:  # mypy sees the imports above; an unknown name stays an error for it
+
+    def __getattr__(name: str) -> Any:
+        if name not in __all__:
+            raise AttributeError(f"module 'actors' has no attribute {name!r}")
+        # Runs where the name is first used: the importing (caller's) thread, never the loop's.
+        value = getattr(importlib.import_module(_HOMES.get(name, "actors.runtime")), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())

@@ -2,33 +2,42 @@
 
 The actors themselves (`actors.runtime.server`, `.registry`, `.supervisor`) are reached
 through the `Runtime` and its registry actor, not constructed by hosts.
+
+Names load on first access (PEP 562 ``__getattr__``), so importing one submodule (the
+messages, the schema cache) does not import the facade, the event loop or the actors.
 """
 
-from actors.runtime.client import MCPClient, MCPRegistry
-from actors.runtime.facade import Runtime
-from actors.runtime.handlers import HostHandlers, LoginHandlers
-from actors.runtime.messages import (
-    CallTool,
-    Complete,
-    GetPrompt,
-    GetStatus,
-    ListPrompts,
-    ListResources,
-    ListResourceTemplates,
-    ListTools,
-    ReadResource,
-    RegisterServer,
-    ResourceSubscription,
-    ServerStatus,
-    ShutdownAll,
-    StartServer,
-    StopServer,
-    SubscribeResource,
-    UnregisterServer,
-    UnsubscribeResource,
-)
-from actors.runtime.schema_cache import SchemaCache
-from actors.runtime.state import ServerState
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from actors.runtime.client import MCPClient, MCPRegistry
+    from actors.runtime.facade import Runtime
+    from actors.runtime.handlers import HostHandlers, LoginHandlers
+    from actors.runtime.messages import (
+        CallTool,
+        Complete,
+        GetPrompt,
+        GetStatus,
+        ListPrompts,
+        ListResources,
+        ListResourceTemplates,
+        ListTools,
+        ReadResource,
+        RegisterServer,
+        ResourceSubscription,
+        ServerStatus,
+        ShutdownAll,
+        StartServer,
+        StopServer,
+        SubscribeResource,
+        UnregisterServer,
+        UnsubscribeResource,
+    )
+    from actors.runtime.schema_cache import SchemaCache
+    from actors.runtime.state import ServerState
 
 __all__ = [
     "CallTool",
@@ -57,3 +66,29 @@ __all__ = [
     "UnregisterServer",
     "UnsubscribeResource",
 ]
+
+# Where each public name lives; the rest of `__all__` are the messages.
+_HOMES = {
+    "MCPClient": "actors.runtime.client",
+    "MCPRegistry": "actors.runtime.client",
+    "Runtime": "actors.runtime.facade",
+    "HostHandlers": "actors.runtime.handlers",
+    "LoginHandlers": "actors.runtime.handlers",
+    "SchemaCache": "actors.runtime.schema_cache",
+    "ServerState": "actors.runtime.state",
+}
+
+
+if not TYPE_CHECKING:  # mypy sees the imports above; an unknown name stays an error for it
+
+    def __getattr__(name: str) -> Any:
+        if name not in __all__:
+            raise AttributeError(f"module 'actors.runtime' has no attribute {name!r}")
+        # Runs where the name is first used: the importing (caller's) thread, never the loop's.
+        value = getattr(importlib.import_module(_HOMES.get(name, "actors.runtime.messages")), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

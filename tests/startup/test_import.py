@@ -1,0 +1,83 @@
+"""What ``import actors`` costs: the names load on first use, not at import.
+
+Each check runs a fresh interpreter (this one has imported everything already) and reads
+its ``sys.modules``: a behaviour check, not a timing one (the timing is in
+benchmarks/startup.py).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.servers.http import REPO_ROOT
+
+# Imported only when a runtime starts (or a name that needs them is used).
+_HEAVY = ("mcp", "mcp_types", "opentelemetry", "anyio", "httpx", "regex", "starlette", "uvicorn")
+
+
+def _modules_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``code``."""
+    done = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def _tops(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+def test_import_actors_imports_no_runtime_sdk_or_telemetry() -> None:
+    modules = _modules_after("import actors")
+    assert not _tops(modules) & set(_HEAVY), sorted(_tops(modules) & set(_HEAVY))
+    assert sorted(m for m in modules if m.startswith("actors")) == ["actors"]
+    assert "pykka" not in modules
+
+
+def test_loading_a_config_and_the_schema_cache_starts_nothing_heavy() -> None:
+    modules = _modules_after(
+        "from actors import load_config, ToolResult, SchemaCache\n"
+        "load_config({'mcpServers': {'a': {'command': 'x'}}})"
+    )
+    assert not _tops(modules) & {*_HEAVY, "pykka"} - {"regex"}, sorted(_tops(modules) & set(_HEAVY))
+    assert "actors.runtime.facade" not in modules
+    assert "actors.loop" not in modules
+
+
+def test_the_runtime_name_imports_the_actors_but_not_the_sdk() -> None:
+    # The SDK is imported in Runtime.start, on the caller's thread (tests/mcp/test_off_loop.py).
+    modules = _modules_after("from actors import Runtime, CallTool")
+    assert {"actors.runtime.facade", "actors.runtime.messages", "pykka"} <= modules
+    assert not _tops(modules) & {"mcp", "mcp_types", "httpx", "starlette"}
+
+
+def test_every_public_name_still_resolves() -> None:
+    import actors
+
+    for name in actors.__all__:
+        assert getattr(actors, name) is not None, name
+    assert set(actors.__all__) <= set(dir(actors))
+    from actors.runtime import CallTool, Runtime
+    from actors.runtime.messages import CallTool as Message
+
+    assert CallTool is Message and actors.Runtime is Runtime
+
+
+def test_an_unknown_name_is_an_attribute_error_and_submodules_still_import() -> None:
+    import actors
+
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        _ = actors.nothing_here  # type: ignore[attr-defined]
+    from actors import config
+
+    assert config.load_config is actors.load_config
