@@ -37,11 +37,18 @@ from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ServerEvent, ToolsListChanged
+from mcp.shared.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+    ToolsListChanged,
+)
 
 from actors.config import RuntimeConfig, load_config
 from actors.gateway.external import ExternalNames
 from actors.gateway.search import CALL_TOOL, DEFAULT_LIMIT, MAX_LIMIT, META_TOOLS, SEARCH_TOOLS, ToolIndex
+from actors.gateway.watches import ResourceWatches
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.names import external_name
 from actors.runtime import Runtime
@@ -138,6 +145,8 @@ class Gateway:
         self._bus = InMemorySubscriptionBus()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._subscriptions: dict[tuple[int, str], ResourceSubscription] = {}
+        self._listen = ListenHandler(self._bus)
+        self._watches = ResourceWatches(self._watch)
         self.runtime = Runtime.start(
             config,
             sampling=self._sampling,
@@ -181,7 +190,7 @@ class Gateway:
             on_read_resource=self._read_resource,
             on_subscribe_resource=self._subscribe,
             on_unsubscribe_resource=self._unsubscribe,
-            on_subscriptions_listen=ListenHandler(self._bus),
+            on_subscriptions_listen=self._listen_stream,
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
             on_completion=self._complete,
@@ -464,6 +473,33 @@ class Gateway:
         if old is not None:
             await asyncio.to_thread(old.cancel)
         return types.EmptyResult()
+
+    async def _listen_stream(
+        self, ctx: Any, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        # 2026-07-28: the resources a stream names are followed at their backends while it lasts.
+        uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
+        try:
+            await self._watches.hold(uris)
+            return await self._listen(ctx, params)
+        finally:
+            self._watches.release(uris)
+
+    async def _watch(self, uri: str) -> ResourceSubscription | None:
+        try:
+            namespace = await self._owner_of(uri)
+        except MCPError:
+            return None  # a URI nobody serves is honoured and never fires, as for any server
+
+        def updated(changed: str) -> None:
+            self._send_soon(self._bus.publish(ResourceUpdated(changed)))
+
+        try:
+            subscription: ResourceSubscription = await self._ask(SubscribeResource(namespace, uri, updated))
+        except Exception as exc:
+            logger.warning("gateway: cannot follow %s at %s for listen streams: %s", uri, namespace, exc)
+            return None
+        return subscription
 
     async def _unsubscribe(self, ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
         subscription = self._subscriptions.pop((id(ctx.session), str(params.uri)), None)
