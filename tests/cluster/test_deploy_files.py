@@ -1,0 +1,352 @@
+"""deploy/: every file checked offline against its own schema, and against the gateway it runs.
+
+- Kubernetes manifests: the OpenAPI schemas `kubernetes-validate` carries, strict (an unknown
+  key is an error), for `K8S_VERSION`.
+- The compose file: the compose-spec JSON schema `check-jsonschema` carries (vendored, offline).
+- nginx.conf: ``nginx -t`` on the file with the replicas' host names made local (nginx resolves
+  upstream names when it loads a config). ``.ci/run`` installs Debian's nginx.
+- Wiring: the gateway arguments parse with the real ``mcp-actors`` parser; the ports, paths,
+  secret, config and Redis address agree across the files; the servers config loads.
+
+Each validator is also shown a broken copy, so a validator that accepts anything fails here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import tomllib
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import urlsplit
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+
+from actors.config import load_config
+from actors.gateway import command as gateway_command
+from tests.runtime.conftest import ROOT
+
+DEPLOY = ROOT / "deploy"
+K8S = DEPLOY / "k8s"
+K8S_VERSION = "1.33"
+"""The Kubernetes version the manifests are validated for (kubernetes-validate carries it)."""
+GATEWAY_SERVICES = ("gateway-1", "gateway-2", "gateway-3")
+
+
+# --- loading ---------------------------------------------------------------------------------
+
+
+def manifests() -> list[tuple[str, dict[str, Any]]]:
+    """(file name, resource) for every document of every deploy/k8s/*.yaml."""
+    found = []
+    for path in sorted(K8S.glob("*.yaml")):
+        for document in yaml.safe_load_all(path.read_text()):
+            if document:
+                found.append((path.name, document))
+    return found
+
+
+def resource(kind: str, name: str) -> dict[str, Any]:
+    matches = [r for _, r in manifests() if r["kind"] == kind and r["metadata"]["name"] == name]
+    assert len(matches) == 1, f"{kind}/{name}: {len(matches)} in deploy/k8s"
+    return matches[0]
+
+
+def compose() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    return loaded
+
+
+def compose_schema() -> dict[str, Any]:
+    schema = resources.files("check_jsonschema.builtin_schemas.vendor").joinpath("compose-spec.json")
+    loaded: dict[str, Any] = json.loads(schema.read_text(encoding="utf-8"))
+    return loaded
+
+
+def serve_options(argv: list[str]) -> Any:
+    """``argv`` (what follows ``mcp-actors serve``) parsed with the command's own options."""
+    parser = argparse.ArgumentParser(prog="mcp-actors serve", exit_on_error=False)
+    parser.add_argument("--config")
+    gateway_command.add_arguments(parser)
+    try:
+        options, unknown = parser.parse_known_args(argv)
+    except argparse.ArgumentError as exc:
+        raise AssertionError(f"mcp-actors serve refuses {shlex.join(argv)}: {exc}") from None
+    assert not unknown, f"mcp-actors serve has no option for {shlex.join(unknown)}"
+    return options
+
+
+def option(argv: list[str], name: str) -> str:
+    assert argv.count(name) == 1, f"{name} once in {argv}"
+    return argv[argv.index(name) + 1]
+
+
+def http_port(argv: list[str]) -> int:
+    return int(option(argv, "--http").rpartition(":")[2])
+
+
+# --- Kubernetes --------------------------------------------------------------------------------
+
+
+def test_every_manifest_validates_strictly() -> None:
+    found = manifests()
+    kinds = sorted({r["kind"] for _, r in found})
+    assert kinds == ["ConfigMap", "Deployment", "Namespace", "PodDisruptionBudget", "Secret", "Service"]
+    for name, document in found:
+        try:
+            kubernetes_validate.validate(document, K8S_VERSION, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            where = ".".join(str(p) for p in exc.path)
+            pytest.fail(f"{name}: {document['kind']}/{document['metadata']['name']}: {where}: {exc.message}")
+
+
+@pytest.mark.parametrize(
+    "breakage",
+    ["a misspelt key", "a string for a number", "a probe without a handler"],
+)
+def test_the_kubernetes_validator_refuses_a_broken_manifest(breakage: str) -> None:
+    broken = copy.deepcopy(resource("Deployment", "mcp-actors-gateway"))
+    container = broken["spec"]["template"]["spec"]["containers"][0]
+    if breakage == "a misspelt key":
+        container["readinesProbe"] = container.pop("readinessProbe")
+    elif breakage == "a string for a number":
+        broken["spec"]["replicas"] = "three"
+    else:
+        container["readinessProbe"]["httpGet"]["port"] = {"name": "http"}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, K8S_VERSION, strict=True)
+
+
+def gateway_container() -> dict[str, Any]:
+    deployment = resource("Deployment", "mcp-actors-gateway")
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    assert len(containers) == 1
+    container: dict[str, Any] = containers[0]
+    return container
+
+
+def test_the_gateway_deployment_runs_three_replicas_probed_on_healthz() -> None:
+    deployment = resource("Deployment", "mcp-actors-gateway")
+    assert deployment["spec"]["replicas"] == 3
+    pod = deployment["spec"]["template"]
+    assert deployment["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+    container = gateway_container()
+    argv = [re.sub(r"\$\(POD_IP\)", "10.0.0.7", a) for a in container["args"]]
+    options = serve_options(argv)
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert ports == {"http": http_port(argv)}
+    assert option(argv, "--http").startswith("0.0.0.0:")
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"] == {"path": "/healthz", "port": "http"}, probe
+    # Each pod advertises its own address, which Kubernetes puts in POD_IP.
+    assert option(container["args"], "--advertise") == f"http://$(POD_IP):{http_port(argv)}/mcp"
+    env = {e["name"]: e for e in container["env"]}
+    assert env["POD_IP"]["valueFrom"] == {"fieldRef": {"fieldPath": "status.podIP"}}
+    assert options.token_file and options.config
+
+    service = resource("Service", "mcp-actors-gateway")
+    assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+    assert [p["targetPort"] for p in service["spec"]["ports"]] == ["http"]
+    budget = resource("PodDisruptionBudget", "mcp-actors-gateway")
+    assert budget["spec"]["selector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    assert budget["spec"]["minAvailable"] < deployment["spec"]["replicas"]
+
+
+def mounted(pod_spec: dict[str, Any], container: dict[str, Any], path: str) -> tuple[dict[str, Any], str]:
+    """The volume holding the file ``path`` in ``container``, and the file's name in it."""
+    folder, name = str(PurePosixPath(path).parent), PurePosixPath(path).name
+    mounts = [m for m in container["volumeMounts"] if m["mountPath"] == folder]
+    assert len(mounts) == 1, f"nothing mounted at {folder}"
+    volumes = [v for v in pod_spec["volumes"] if v["name"] == mounts[0]["name"]]
+    assert len(volumes) == 1
+    return volumes[0], name
+
+
+def test_the_gateway_pods_get_the_token_the_servers_and_redis() -> None:
+    pod_spec = resource("Deployment", "mcp-actors-gateway")["spec"]["template"]["spec"]
+    container = gateway_container()
+    args = container["args"]
+
+    volume, key = mounted(pod_spec, container, option(args, "--token-file"))
+    secret = resource("Secret", volume["secret"]["secretName"])
+    assert key in secret["stringData"]
+    # Shipped empty: the gateway refuses to start off loopback until someone sets a token.
+    assert secret["stringData"][key] == ""
+
+    volume, key = mounted(pod_spec, container, option(args, "--config"))
+    configmap = resource("ConfigMap", volume["configMap"]["name"])
+    assert json.loads(configmap["data"][key]) == json.loads((DEPLOY / "mcp.json").read_text())
+
+    cluster = urlsplit(option(args, "--cluster"))
+    assert cluster.scheme == "redis"
+    redis_service = resource("Service", cluster.hostname or "")
+    assert [p["port"] for p in redis_service["spec"]["ports"]] == [cluster.port]
+    redis = resource("Deployment", "redis")
+    assert redis_service["spec"]["selector"].items() <= redis["spec"]["template"]["metadata"]["labels"].items()
+    namespaces = {r["metadata"].get("namespace") for _, r in manifests() if r["kind"] != "Namespace"}
+    assert namespaces == {resource("Namespace", "mcp-actors")["metadata"]["name"]}
+
+
+# --- compose -----------------------------------------------------------------------------------
+
+
+def test_the_compose_file_validates_against_the_compose_spec() -> None:
+    jsonschema.validate(compose(), compose_schema())
+
+
+@pytest.mark.parametrize("breakage", ["a misspelt key", "a list for the ports", "a bad restart policy"])
+def test_the_compose_schema_refuses_a_broken_file(breakage: str) -> None:
+    broken = compose()
+    gateway = broken["services"]["gateway-1"]
+    if breakage == "a misspelt key":
+        gateway["comand"] = gateway.pop("command")
+    elif breakage == "a list for the ports":
+        broken["services"]["nginx"]["ports"] = {"8080": 8080}
+    else:
+        gateway["restart"] = 5
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, compose_schema())
+
+
+def test_the_compose_replicas_advertise_themselves_and_share_redis_config_and_token() -> None:
+    spec = compose()
+    services = spec["services"]
+    gateways = sorted(name for name in services if name.startswith("gateway-"))
+    assert tuple(gateways) == GATEWAY_SERVICES
+    redis_urls = set()
+    for name in gateways:
+        service = services[name]
+        argv = service["command"]
+        options = serve_options(argv)
+        port = http_port(argv)
+        assert service["expose"] == [str(port)]
+        assert option(argv, "--advertise") == f"http://{name}:{port}/mcp"
+        redis_urls.add(option(argv, "--cluster"))
+        assert [c["target"] for c in service["configs"]] == [options.config]
+        assert spec["configs"][service["configs"][0]["source"]] == {"file": "./mcp.json"}
+        assert [f"/run/secrets/{s['target']}" for s in service["secrets"]] == [options.token_file]
+        assert service["depends_on"]["redis"] == {"condition": "service_healthy"}
+        assert service["build"] == {"context": "..", "dockerfile": "deploy/Dockerfile"}
+    (redis_url,) = redis_urls
+    assert urlsplit(redis_url).hostname == "redis" and "redis" in services
+    token = spec["secrets"]["token"]["file"]
+    # The token file is the operator's: ignored by git, never committed.
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", str(DEPLOY / token)], cwd=ROOT, check=False, timeout=30
+    )
+    assert ignored.returncode == 0, f"deploy/{token} is not ignored by git"
+    assert services["nginx"]["volumes"] == ["./nginx.conf:/etc/nginx/nginx.conf:ro"]
+    assert set(services["nginx"]["depends_on"]) == set(GATEWAY_SERVICES)
+
+
+def test_the_servers_config_loads() -> None:
+    config = load_config(DEPLOY / "mcp.json")
+    assert sorted(config.servers) == ["time"]
+    # The image installs each configured server's command.
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    for server in config.servers.values():
+        assert server.command in dockerfile, f"deploy/Dockerfile does not install {server.command}"
+
+
+# --- Dockerfile --------------------------------------------------------------------------------
+
+
+def dockerfile_instructions() -> Iterator[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of deploy/Dockerfile, continuation lines joined."""
+    text = re.sub(r"\\\n", " ", (DEPLOY / "Dockerfile").read_text())
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            word, _, rest = line.strip().partition(" ")
+            yield word.upper(), rest.strip()
+
+
+def test_the_dockerfile_installs_the_extras_and_serves_what_compose_and_kubernetes_expect() -> None:
+    instructions = list(dockerfile_instructions())
+    words = [word for word, _ in instructions]
+    assert words[0] == "FROM" and "USER" in words
+    for word, rest in instructions:
+        if word == "COPY":
+            *sources, _ = rest.split()
+            for source in sources:
+                assert (ROOT / source).exists(), f"COPY {source}: no such file in the repository"
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    (install,) = [rest for word, rest in instructions if word == "RUN" and "pip install" in rest]
+    wanted = re.search(r"\.\[([a-z,]+)\]", install)
+    assert wanted and set(wanted.group(1).split(",")) == {"cluster", "gateway"}
+    assert set(wanted.group(1).split(",")) <= set(extras)
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    entry = json.loads(dict(instructions)["ENTRYPOINT"])
+    assert entry == ["mcp-actors", "serve"] and "mcp-actors" in scripts
+    default_args = json.loads(dict(instructions)["CMD"])
+    serve_options(default_args)
+    port = http_port(default_args)
+    assert dict(instructions)["EXPOSE"] == str(port)
+    assert http_port(gateway_container()["args"]) == port
+    assert all(http_port(compose()["services"][name]["command"]) == port for name in GATEWAY_SERVICES)
+    # The health check asks /healthz on that port.
+    assert f"127.0.0.1:{port}/healthz" in dict(instructions)["HEALTHCHECK"]
+
+
+# --- nginx -------------------------------------------------------------------------------------
+
+
+def local_nginx_conf(folder: Path, ports: dict[str, int], extra: str = "") -> Path:
+    """deploy/nginx.conf with each replica's host name made a loopback port, its pid file in
+    ``folder``, and ``extra`` added to the http block."""
+    text = (DEPLOY / "nginx.conf").read_text()
+    for name, port in ports.items():
+        text, count = re.subn(rf"\bserver {re.escape(name)}:\d+", f"server 127.0.0.1:{port}", text)
+        assert count == 1, f"nginx.conf: upstream server {name} appears {count} times"
+    text, count = re.subn(r"(?m)^pid .*;$", f"pid {folder / 'nginx.pid'};", text)
+    assert count == 1
+    text = text.replace("http {", "http {\n" + extra, 1)
+    path = folder / "nginx.conf"
+    path.write_text(text)
+    return path
+
+
+def nginx_test(conf: Path) -> subprocess.CompletedProcess[str]:
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    if nginx is None:
+        pytest.fail(
+            "nginx is not installed: deploy/nginx.conf is checked with nginx -t "
+            "(.ci/run installs Debian's: apt-get install -y nginx)",
+            pytrace=False,
+        )
+    return subprocess.run(
+        [nginx, "-t", "-q", "-c", str(conf), "-p", str(conf.parent), "-e", "stderr"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+def test_nginx_accepts_the_config_and_balances_the_three_replicas(tmp_path: Path) -> None:
+    text = (DEPLOY / "nginx.conf").read_text()
+    upstream = re.findall(r"(?m)^\s*server ([\w.-]+):(\d+)", text)
+    port = http_port(compose()["services"]["gateway-1"]["command"])
+    assert upstream == [(name, str(port)) for name in GATEWAY_SERVICES]
+    listen = re.findall(r"(?m)^\s*listen (\d+);", text)
+    assert [f"{p}:{p}" for p in listen] == compose()["services"]["nginx"]["ports"]
+    conf = local_nginx_conf(tmp_path, {name: 18000 + i for i, name in enumerate(GATEWAY_SERVICES)})
+    done = nginx_test(conf)
+    assert done.returncode == 0, done.stderr
+
+
+def test_nginx_refuses_a_broken_config(tmp_path: Path) -> None:
+    conf = local_nginx_conf(
+        tmp_path, {name: 18000 + i for i, name in enumerate(GATEWAY_SERVICES)}, extra="proxy_bufering off;"
+    )
+    done = nginx_test(conf)
+    assert done.returncode != 0 and "proxy_bufering" in done.stderr
