@@ -191,8 +191,8 @@ def test_the_gateway_pods_get_the_token_the_servers_and_redis() -> None:
     assert cluster.scheme == "redis"
     redis_service = resource("Service", cluster.hostname or "")
     assert [p["port"] for p in redis_service["spec"]["ports"]] == [cluster.port]
-    redis = resource("Deployment", "redis")
-    assert redis_service["spec"]["selector"].items() <= redis["spec"]["template"]["metadata"]["labels"].items()
+    redis_pod = resource("Deployment", "redis")["spec"]["template"]
+    assert redis_service["spec"]["selector"].items() <= redis_pod["metadata"]["labels"].items()
     namespaces = {r["metadata"].get("namespace") for _, r in manifests() if r["kind"] != "Namespace"}
     assert namespaces == {resource("Namespace", "mcp-actors")["metadata"]["name"]}
 
