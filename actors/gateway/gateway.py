@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
@@ -68,7 +68,7 @@ from actors.runtime.messages import (
 from actors.runtime.schema_cache import SchemaCache
 from actors.tools import ErrorType, ToolResult, ToolSpec
 
-__all__ = ["Gateway"]
+__all__ = ["AffinityRouter", "Gateway"]
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +125,18 @@ class _Sessions:
     ids: itertools.count[int] = field(default_factory=itertools.count)
 
 
+class AffinityRouter(Protocol):
+    """Decides where requests of some servers are served across replicas (`actors.cluster.affinity`)."""
+
+    def attach(self, gateway: Gateway) -> None: ...
+
+    def routes(self, namespace: str) -> bool: ...
+
+    async def request(
+        self, ctx: Any, namespace: str, message: ServerRequest, local: Callable[[], Awaitable[ToolResult]]
+    ) -> ToolResult: ...
+
+
 class Gateway:
     """One MCP server in front of a `Runtime`'s registry."""
 
@@ -134,8 +146,11 @@ class Gateway:
         *,
         schema_cache: SchemaCache | None = None,
         tool_search: bool | None = None,
+        affinity: AffinityRouter | None = None,
     ) -> None:
         self.config = config
+        self._affinity = affinity
+        """Routes a single-affinity server's requests: here, or to the replica running it."""
         self._tool_search_option = tool_search
         self.tool_search = config.tool_search if tool_search is None else tool_search
         """List only ``search_tools`` and ``call_tool`` (`actors.gateway.search`); ``tool_search``
@@ -160,6 +175,8 @@ class Gateway:
         except BaseException:
             self.runtime.shutdown()
             raise
+        if affinity is not None:
+            affinity.attach(self)
         self._log_forwarder = _ServerLogs(self)
         _SERVER_LOGS.addHandler(self._log_forwarder)
         if _SERVER_LOGS.level == logging.NOTSET:
@@ -236,7 +253,16 @@ class Gateway:
         return await asyncio.wait_for(asyncio.wrap_future(message.reply), _LIST_TIMEOUT)
 
     async def _request(self, ctx: Any, namespace: str, message: ServerRequest) -> ToolResult:
-        """Send ``message``; a client that cancels its request cancels it at the backend."""
+        """Send ``message``, or have the affinity router serve it here or on another replica."""
+        if self._affinity is not None and self._affinity.routes(namespace):
+            self._seen(ctx)
+            return await self._affinity.request(
+                ctx, namespace, message, lambda: self._served(ctx, namespace, message)
+            )
+        return await self._served(ctx, namespace, message)
+
+    async def _served(self, ctx: Any, namespace: str, message: ServerRequest) -> ToolResult:
+        """Send ``message`` here; a client that cancels its request cancels it at the backend."""
         self._seen(ctx)
         ticket = self._busy(namespace, ctx)
         try:
