@@ -35,7 +35,7 @@ import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, SubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import (
     PromptsListChanged,
@@ -146,6 +146,7 @@ class Gateway:
         *,
         schema_cache: SchemaCache | None = None,
         tool_search: bool | None = None,
+        bus: SubscriptionBus | None = None,
         affinity: AffinityRouter | None = None,
     ) -> None:
         self.config = config
@@ -157,9 +158,12 @@ class Gateway:
         given here overrides the config's ``toolSearch``, also across reloads."""
         self.names = ExternalNames(ns for ns, server in config.servers.items() if not server.prefix)
         self._sessions = _Sessions()
-        self._bus = InMemorySubscriptionBus()
+        self._bus: SubscriptionBus = bus if bus is not None else InMemorySubscriptionBus()
+        """Where list changes and resource updates go to ``subscriptions/listen`` streams (a
+        cluster's bus fans them out to the other replicas too: `actors.cluster.bus`)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._subscriptions: dict[tuple[int, str], ResourceSubscription] = {}
+        self._subscribers: dict[tuple[int, str], ServerSession] = {}
         self._listen = ListenHandler(self._bus)
         self._watches = ResourceWatches(self._watch)
         self.runtime = Runtime.start(
@@ -492,10 +496,12 @@ class Gateway:
 
         def updated(changed: str) -> None:
             self._send_soon(session.send_resource_updated(changed))
+            self._send_soon(self._bus.publish(ResourceUpdated(changed)))  # other replicas' clients
 
         subscription: ResourceSubscription = await self._ask(SubscribeResource(namespace, uri, updated))
         old = self._subscriptions.pop((id(session), uri), None)
         self._subscriptions[(id(session), uri)] = subscription
+        self._subscribers[(id(session), uri)] = session
         if old is not None:
             await asyncio.to_thread(old.cancel)
         return types.EmptyResult()
@@ -529,6 +535,7 @@ class Gateway:
 
     async def _unsubscribe(self, ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
         subscription = self._subscriptions.pop((id(ctx.session), str(params.uri)), None)
+        self._subscribers.pop((id(ctx.session), str(params.uri)), None)
         if subscription is not None:
             await asyncio.to_thread(subscription.cancel)
         return types.EmptyResult()
@@ -637,6 +644,10 @@ class Gateway:
 
     def _lists_changed(self, namespace: str, kind: str) -> None:
         # On a host thread. Handshake-era sessions get notifications; listen streams events.
+        self._notify_sessions(kind)
+        self._send_soon(self._bus.publish(_EVENTS[kind]))
+
+    def _notify_sessions(self, kind: str) -> None:
         with self._sessions.lock:
             sessions = list(self._sessions.seen)
         for session in sessions:
@@ -646,18 +657,35 @@ class Gateway:
                 "prompts": session.send_prompt_list_changed,
             }[kind]
             self._send_soon(send())
-        events: dict[str, ServerEvent] = {
-            "tools": ToolsListChanged(),
-            "resources": ResourcesListChanged(),
-            "prompts": PromptsListChanged(),
-        }
-        self._send_soon(self._bus.publish(events[kind]))
+
+    def announce(self, event: ServerEvent) -> None:
+        """An event another replica published, for this gateway's handshake-era clients (its
+        bus hands it to ``subscriptions/listen`` streams itself). On any thread."""
+        if isinstance(event, ResourceUpdated):
+            sessions = [s for (_, uri), s in list(self._subscribers.items()) if uri == event.uri]
+            for session in sessions:
+                self._send_soon(session.send_resource_updated(event.uri))
+            return
+        self._notify_sessions(next(kind for kind, known in _EVENTS.items() if known == event))
+
+    @property
+    def in_flight(self) -> int:
+        """Client requests being served by a backend right now (a replica's load)."""
+        with self._sessions.lock:
+            return sum(len(requests) for requests in self._sessions.busy.values())
 
     def __enter__(self) -> Gateway:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+_EVENTS: dict[str, ServerEvent] = {
+    "tools": ToolsListChanged(),
+    "resources": ResourcesListChanged(),
+    "prompts": PromptsListChanged(),
+}
 
 
 class _ClientGone(Exception):
