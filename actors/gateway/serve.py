@@ -1,8 +1,10 @@
 """Serving a `Gateway`: over stdio (what a host's ``command`` entry starts) or Streamable HTTP.
 
 HTTP security: binding anything but loopback requires a bearer token (refused at start
-otherwise); on loopback the SDK's DNS-rebinding protection checks ``Host`` and ``Origin``.
-``/healthz`` reports each server's state as JSON without waking any.
+otherwise); on loopback the SDK's DNS-rebinding protection checks ``Host`` and ``Origin`` on
+``/mcp``, and the other routes refuse a foreign ``Host`` too. ``/healthz`` reports each server's
+state as JSON without waking any; with a token configured, a probe without it (a load balancer's,
+a Kubernetes readiness check) learns only that the gateway is up.
 """
 
 from __future__ import annotations
@@ -61,20 +63,45 @@ async def serve_stdio(gateway: Gateway) -> None:
 
 
 class _BearerToken:
-    """Refuses requests (other than ``/healthz``) without ``Authorization: Bearer <token>``."""
+    """Refuses requests (other than ``/healthz``) without ``Authorization: Bearer <token>``;
+    marks in the scope whether a ``/healthz`` request had it."""
 
     def __init__(self, app: _ASGI, token: str) -> None:
         self._app = app
         self._expected = f"Bearer {token}".encode()
 
     async def __call__(self, scope: _Scope, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope.get("path") != "/healthz":
+        if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
+            authorized = hmac.compare_digest(given, self._expected)
+            if scope.get("path") == "/healthz":
+                scope.setdefault("state", {})[_AUTHORIZED] = authorized
+            elif not authorized:
                 response = JSONResponse({"error": "a bearer token is required"}, status_code=401)
                 await response(scope, receive, send)
                 return
         await self._app(scope, receive, send)
+
+
+class _LoopbackHosts:
+    """Refuses a request whose ``Host`` is not this loopback address (DNS rebinding) on the
+    routes the SDK's own check does not cover (``/healthz``, ``/metrics``)."""
+
+    def __init__(self, app: _ASGI, allowed: list[str]) -> None:
+        self._app = app
+        self._allowed = frozenset(host.encode() for host in allowed)
+
+    async def __call__(self, scope: _Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not str(scope.get("path", "")).startswith("/mcp"):
+            host = dict(scope.get("headers") or []).get(b"host", b"")
+            if host not in self._allowed:
+                response = JSONResponse({"error": "invalid Host header"}, status_code=421)
+                await response(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
+
+
+_AUTHORIZED = "mcp_actors_authorized"
 
 
 Metrics = Callable[[], bytes]
@@ -91,15 +118,19 @@ def http_app(
             f"serving on {host} (not loopback) needs a bearer token: set MCP_ACTORS_TOKEN or --token-file"
         )
     security = None
+    hosts = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
     if is_loopback(host):
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
-            allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"],
-            allowed_origins=[f"http://127.0.0.1:{port}", f"http://localhost:{port}", f"http://[::1]:{port}"],
+            allowed_hosts=hosts,
+            allowed_origins=[f"http://{allowed}" for allowed in hosts],
         )
     mcp_app = gateway.server.streamable_http_app(host=host, transport_security=security)
 
     async def healthz(request: Request) -> JSONResponse:
+        if token and not request.scope.get("state", {}).get(_AUTHORIZED, False):
+            # Names and errors of servers are not for anyone who can reach the port.
+            return JSONResponse({"status": "ok"})
         # The facade waits on the registry: off the loop, like every blocking call here.
         statuses = await anyio.to_thread.run_sync(gateway.runtime.status)
         servers = {
@@ -120,7 +151,9 @@ def http_app(
 
         routes.append(Route("/metrics", exposition))
     routes.append(Mount("/", app=mcp_app))
-    app = Starlette(routes=routes, lifespan=mcp_app.router.lifespan_context)
+    app: Any = Starlette(routes=routes, lifespan=mcp_app.router.lifespan_context)
+    if is_loopback(host):
+        app = _LoopbackHosts(app, hosts)
     return _BearerToken(app, token) if token else app
 
 

@@ -147,7 +147,9 @@ class GatewayProcess:
             connection.close()
 
     def healthz(self) -> dict[str, Any]:
-        status, body = self.request("GET", "/healthz")
+        """``/healthz``, with the bearer token if the gateway has one (else servers go unsaid)."""
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        status, body = self.request("GET", "/healthz", headers=headers)
         assert status == 200, (status, body)
         return dict(json.loads(body))
 

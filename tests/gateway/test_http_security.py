@@ -172,7 +172,16 @@ def raw_call(
 def test_healthz_reports_states_without_waking_a_server(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"a": fixture(), "b": fixture()})
     with http_gateway(config, tmp_path, token=TOKEN) as gateway:
-        # No token needed: a health probe has none.
+        # A probe without the token learns that the gateway is up, not what it serves.
+        status, body = gateway.request("GET", "/healthz")
+        assert (status, json.loads(body)) == (200, {"status": "ok"})
+        wrong = gateway.request("GET", "/healthz", headers={"Authorization": "Bearer not-the-token"})
+        assert (wrong[0], json.loads(wrong[1])) == (200, {"status": "ok"})
+        # A foreign Host (DNS rebinding) is refused on every route of a loopback gateway.
+        for path in ("/healthz", "/metrics"):
+            foreign = {"Host": "evil.example.com", "Authorization": f"Bearer {TOKEN}"}
+            status, body = gateway.request("GET", path, headers=foreign)
+            assert status == 421, (path, status, body)
         for _ in range(3):
             health = gateway.healthz()
             assert health["status"] == "ok"
