@@ -1,0 +1,238 @@
+"""`Affinity`: where a request for a single-affinity server is served, across replicas.
+
+A server configured ``"affinity": "single"`` (it keeps state: a memory, a browser) runs on one
+replica at a time: the one holding its lease (`actors.cluster.lease`). The gateway hands every
+``tools/call``, ``resources/read``, ``prompts/get`` and ``completion/complete`` of such a server
+to `Affinity.request`: served here when this replica holds the lease or can take it, else
+forwarded to the owner's address (`actors.cluster.forward`). An owner that cannot be reached (it
+died: its member key expired, or nothing answers) keeps its lease until the TTL runs out; the
+request waits for that, within the server's call timeout, then takes the lease and serves here.
+
+A lease is released when its server has stopped here (idle stop, a failure) with no request of
+it in flight; when it is lost, the local server is stopped, so two never run at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import redis
+
+from actors.cluster.forward import FORWARDED_HEADER, Forwarder, is_unreachable
+from actors.cluster.lease import DEFAULT_TTL, Claim, Leases, redis_client
+from actors.mcp.config import ServerConfig
+from actors.runtime.messages import CallTool, Complete, GetPrompt, ReadResource, ServerRequest, StopServer
+from actors.runtime.schema_cache import SchemaCache
+from actors.tools import ErrorType, ToolResult
+
+if TYPE_CHECKING:
+    from actors.gateway.gateway import Gateway
+
+__all__ = ["Affinity", "lease_name"]
+
+logger = logging.getLogger(__name__)
+
+_STOPPED = frozenset({"idle", "stopped", "failed"})
+_STATUS_TIMEOUT = 5.0
+_SLACK = 5.0
+"""Seconds beyond a server's call timeout that a forwarded request may take (the hop itself)."""
+
+
+def lease_name(config: ServerConfig) -> str:
+    """The lease of ``config``'s server: its namespace and what makes it the same server."""
+    return f"{config.name}:{SchemaCache.key(config)}"
+
+
+class Affinity:
+    """The routing of single-affinity servers' requests for one replica's gateway."""
+
+    def __init__(self, leases: Leases, forwarder: Forwarder) -> None:
+        self.leases = leases
+        self.forwarder = forwarder
+        self._gateway: Gateway | None = None
+        self._lock = threading.Lock()
+        self._in_flight: Counter[str] = Counter()
+        self._served: Counter[str] = Counter()
+        """Per namespace, how many requests began here: an idle check that saw a count
+        change while it looked does not release."""
+        self._namespaces: dict[str, str] = {}
+        """Lease name -> namespace, for leases taken here."""
+        leases.on_lost = self._lost
+        leases.on_tick = self._release_idle
+
+    @classmethod
+    def start(
+        cls, url: str, replica_id: str, *, token: str | None = None, ttl: float = DEFAULT_TTL
+    ) -> Affinity:
+        """The routing of replica ``replica_id`` on Redis at ``url``, forwarding with ``token``.
+        Close it after the gateway (its servers stopped, the leases are released)."""
+        return cls(Leases(redis_client(url), replica_id, ttl), Forwarder(replica_id, token))
+
+    def close(self) -> None:
+        """Release the leases held here (their servers must be stopped by now). Idempotent."""
+        self.leases.close()
+
+    def __enter__(self) -> Affinity:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def attach(self, gateway: Gateway) -> None:
+        """The gateway whose requests this routes (it calls this when it is built)."""
+        self._gateway = gateway
+
+    def routes(self, namespace: str) -> bool:
+        """Whether requests of ``namespace`` go through `request` (its affinity is single)."""
+        server = self._config(namespace)
+        return server is not None and server.affinity == "single"
+
+    async def request(
+        self,
+        ctx: Any,
+        namespace: str,
+        message: ServerRequest,
+        local: Callable[[], Awaitable[ToolResult]],
+    ) -> ToolResult:
+        """Serve ``message`` here (``local()``) if this replica holds the lease or takes it;
+        else forward it to the owner. Failures are classified results, never hangs."""
+        server = self._config(namespace)
+        if server is None:
+            return await local()  # unknown here: the runtime says so, as for any server
+        name = lease_name(server)
+        forwarded_by = _forwarded_by(ctx)
+        loop = asyncio.get_running_loop()
+        timeout = _timeout_of(message, server)
+        deadline = loop.time() + timeout
+        with self._lock:
+            self._in_flight[namespace] += 1
+            self._served[namespace] += 1
+            self._namespaces[name] = namespace
+        try:
+            while True:
+                if self.leases.holds(name):
+                    return await local()
+                try:
+                    claim: Claim = await asyncio.wrap_future(self.leases.claim(name))
+                except (redis.RedisError, RuntimeError) as exc:
+                    return ToolResult.fail(
+                        ErrorType.CONNECTION,
+                        f"{namespace} runs on one replica at a time, and Redis, which says which, "
+                        f"is unreachable: {exc}",
+                    )
+                if claim.mine:
+                    return await local()
+                if forwarded_by is not None:
+                    # Sent here as the owner, and it is not: no second hop (no loops).
+                    return ToolResult.fail(
+                        ErrorType.CONNECTION,
+                        f"{namespace} moved to replica {claim.owner} while {forwarded_by} forwarded here",
+                    )
+                result = await self._forward(namespace, message, claim.owner, timeout)
+                if result is not None and not is_unreachable(result):
+                    return result
+                # The owner is gone (or unknown): its lease lapses within the TTL; then take it.
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    why = result.error if result is not None else "it has no address in Redis"
+                    return ToolResult.fail(
+                        ErrorType.CONNECTION,
+                        f"{namespace} runs on replica {claim.owner}, which is unreachable ({why}), "
+                        f"and its lease did not lapse within {timeout:g} s",
+                    )
+                await asyncio.sleep(min(self.leases.ttl / 4, remaining))
+        finally:
+            with self._lock:
+                self._in_flight[namespace] -= 1
+
+    async def _forward(
+        self, namespace: str, message: ServerRequest, owner: str, timeout: float
+    ) -> ToolResult | None:
+        """``message`` sent to ``owner``; None when the owner has no address (its member key expired)."""
+        try:
+            address = await asyncio.wrap_future(self.leases.address_of(owner))
+        except (redis.RedisError, RuntimeError) as exc:
+            return ToolResult.fail(ErrorType.CONNECTION, f"cannot look up replica {owner} in Redis: {exc}")
+        if not address:
+            return None
+        names = self._gateway_now().names
+        limit = timeout + _SLACK
+        match message:
+            case CallTool(tool=tool, arguments=arguments):
+                external = names.external(f"{namespace}/{tool}")
+                return await self.forwarder.call_tool(address, external, dict(arguments), limit)
+            case ReadResource(uri=uri):
+                return await self.forwarder.read_resource(address, uri, limit)
+            case GetPrompt(prompt=prompt, arguments=arguments):
+                external = names.external(f"{namespace}/{prompt}")
+                return await self.forwarder.get_prompt(address, external, dict(arguments), limit)
+            case Complete():
+                # Completions are hints: not worth a hop to another replica.
+                return ToolResult.ok({"values": []})
+            case _:
+                return ToolResult.fail(ErrorType.VALIDATION, f"{type(message).__name__} cannot be forwarded")
+
+    # ---- on the leases' thread -------------------------------------------------------------
+
+    def _lost(self, name: str) -> None:
+        namespace = self._namespaces.get(name)
+        gateway = self._gateway
+        if namespace is not None and gateway is not None:
+            # A tell: the leases' thread goes on renewing the others.
+            gateway.runtime.registry.tell(StopServer(namespace))
+
+    def _release_idle(self) -> None:
+        """Release the leases of servers that stopped here (idle stop, failure, removal)."""
+        gateway = self._gateway
+        if gateway is None:
+            return
+        for name in self.leases.held():
+            namespace = self._namespaces.get(name)
+            if namespace is None:
+                continue
+            with self._lock:
+                if self._in_flight[namespace]:
+                    continue
+                served = self._served[namespace]
+            server = self._config(namespace)
+            if server is not None and lease_name(server) == name:
+                statuses = gateway.runtime.status(namespace, timeout=_STATUS_TIMEOUT)
+                if any(s.state not in _STOPPED for s in statuses):
+                    continue
+            with self._lock:
+                # Nothing began meanwhile: forget it before a new request could serve under it.
+                if self._in_flight[namespace] or self._served[namespace] != served:
+                    continue
+                if not self.leases.forget(name):
+                    continue
+            self.leases.drop_now(name)
+
+    # ---- helpers ---------------------------------------------------------------------------
+
+    def _gateway_now(self) -> Gateway:
+        if self._gateway is None:
+            raise RuntimeError("Affinity.attach was not called")
+        return self._gateway
+
+    def _config(self, namespace: str) -> ServerConfig | None:
+        gateway = self._gateway
+        return gateway.config.servers.get(namespace) if gateway is not None else None
+
+
+def _timeout_of(message: ServerRequest, server: ServerConfig) -> float:
+    given = getattr(message, "timeout", None)
+    return float(given) if isinstance(given, int | float) and given > 0 else server.call_timeout
+
+
+def _forwarded_by(ctx: Any) -> str | None:
+    """The replica that forwarded this request here, if one did (its header)."""
+    headers = getattr(getattr(ctx, "request", None), "headers", None)
+    if headers is None:
+        return None
+    value = headers.get(FORWARDED_HEADER)
+    return str(value) if value else None
