@@ -8,14 +8,16 @@ Nothing but MCP ever goes to stdout: logs go to stderr.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
+import socket
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 
@@ -24,6 +26,9 @@ from actors.gateway.gateway import Gateway
 from actors.gateway.reload import ConfigReloader
 from actors.gateway.serve import HTTPRefused, Metrics, is_loopback, serve_http, serve_stdio
 from actors.runtime.schema_cache import SchemaCache
+
+if TYPE_CHECKING:
+    from actors.cluster import ClusterReplica
 
 __all__ = ["ENV_TOKEN", "add_arguments", "serve"]
 
@@ -54,6 +59,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--no-metrics", action="store_true", help="no Prometheus /metrics endpoint on the HTTP gateway"
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="redis://HOST:PORT/DB",
+        help="run as one replica of a cluster sharing schemas, events and membership through Redis "
+        "(needs --http)",
+    )
+    parser.add_argument(
+        "--advertise",
+        metavar="URL",
+        help="the URL other replicas reach this one on (default: http://HOST:PORT/mcp of --http)",
     )
 
 
@@ -109,12 +125,35 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
             )
         if args.watch and config.source is None:
             raise ValueError("--watch needs a config file (--config FILE)")
+        if (args.cluster or args.advertise) and address is None:
+            raise ValueError("--cluster and --advertise need --http HOST:PORT (replicas serve HTTP)")
+        if args.advertise and not args.cluster:
+            raise ValueError("--advertise is for a replica: give --cluster redis://HOST:PORT/DB too")
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=err)
         return 2
     metrics = None if address is None or args.no_metrics else prometheus_metrics()
     searching = True if args.tool_search else None
-    with Gateway(config, schema_cache=cache, tool_search=searching) as gateway, _reloading(gateway, args):
+    try:
+        replica = _replica(args.cluster, args.advertise, address)
+    except ImportError as exc:
+        print(
+            f"error: --cluster needs the redis package: {exc} (pip install 'mcp-actors[cluster]')", file=err
+        )
+        return 2
+    except ValueError as exc:
+        print(f"error: --cluster: {exc}", file=err)
+        return 2
+    with contextlib.ExitStack() as stack:
+        bus = None
+        if replica is not None:
+            stack.enter_context(replica)
+            replica.prepare(config)
+            cache, bus = replica.store, replica.bus
+        gateway = stack.enter_context(Gateway(config, schema_cache=cache, tool_search=searching, bus=bus))
+        if replica is not None:
+            replica.attach(gateway)
+        stack.enter_context(_reloading(gateway, args))
         try:
             with _terminable():
                 if address is None:
@@ -124,6 +163,25 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
         except (KeyboardInterrupt, SystemExit):
             pass  # Ctrl-C or SIGTERM: a requested stop; leaving the block stops every server
     return 0
+
+
+def _replica(
+    url: str | None, advertise: str | None, address: tuple[str, int] | None
+) -> ClusterReplica | None:
+    """This process as a replica of the cluster on Redis at ``url`` (None: no cluster)."""
+    if url is None or address is None:
+        return None
+    # Deferred: the redis package is the optional ``cluster`` extra; on the command's thread.
+    from actors.cluster import ClusterReplica  # noqa: PLC0415
+
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        raise ValueError(f"wants redis://HOST:PORT/DB, got {url!r}")
+    host, port = address
+    if host in ("0.0.0.0", "::", ""):
+        host = socket.gethostname()  # an address others can reach, not the wildcard
+    elif ":" in host:
+        host = f"[{host}]"
+    return ClusterReplica.start(url, advertise or f"http://{host}:{port}/mcp")
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:

@@ -1,0 +1,155 @@
+"""`ClusterReplica`: one gateway replica's part in a cluster on Redis, wired for ``serve``.
+
+    with ClusterReplica.start("redis://127.0.0.1:6379/0", "http://10.0.0.5:8080/mcp") as replica:
+        replica.prepare(config)                       # servers nobody has seen: learnt once
+        with Gateway(config, schema_cache=replica.store, bus=replica.bus) as gateway:
+            replica.attach(gateway)                   # remote events, membership with its load
+            ...serve...
+
+Each replica keeps its own runtime and server processes; Redis holds only what they share
+(`actors.cluster.schema_store`, `actors.cluster.bus`, `actors.cluster.members`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Protocol
+
+from mcp.shared.subscriptions import ServerEvent
+
+from actors.cluster.bus import RedisSubscriptionBus
+from actors.cluster.link import RedisLink
+from actors.cluster.members import Membership
+from actors.cluster.schema_store import LEARNING_TTL, RedisSchemaStore
+from actors.config import BuiltinConfig, RuntimeConfig
+from actors.mcp.config import ServerConfig
+from actors.runtime import Runtime
+
+__all__ = ["ClusterReplica", "new_replica_id"]
+
+logger = logging.getLogger(__name__)
+
+_PULL_TIMEOUT = 3.0
+_LEARN_TIMEOUT = 60.0
+"""How long ``prepare`` waits, at most, for servers to be learnt (here or elsewhere)."""
+_POLL = 0.2
+
+
+class _Served(Protocol):
+    """What a replica needs of its gateway (`actors.gateway.Gateway`)."""
+
+    @property
+    def in_flight(self) -> int: ...
+
+    def announce(self, event: ServerEvent) -> None: ...
+
+
+def new_replica_id() -> str:
+    """``<hostname>:<pid>:<random>``: unique even when a pid is reused in another container."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+class ClusterReplica:
+    """This process's link to Redis, shared schema cache, event bus and membership entry."""
+
+    def __init__(
+        self,
+        url: str,
+        address: str,
+        *,
+        cache_folder: str | os.PathLike[str] | None = None,
+        replica_id: str | None = None,
+        timeout: float = 1.0,
+    ) -> None:
+        self.id = replica_id or new_replica_id()
+        self.url = url
+        self.address = address
+        """Where other replicas reach this one (``--advertise``)."""
+        self.link = RedisLink(url, timeout=timeout)
+        self.store = RedisSchemaStore(self.link, cache_folder)
+        self.bus = RedisSubscriptionBus(self.link, self.id)
+        self.members: Membership | None = None
+        self._stop = threading.Event()
+
+    @classmethod
+    def start(
+        cls, url: str, address: str, *, cache_folder: str | Path | None = None, timeout: float = 1.0
+    ) -> ClusterReplica:
+        """Connect (the link's and the bus's threads start; Redis may still be away)."""
+        replica = cls(url, address, cache_folder=cache_folder, timeout=timeout)
+        replica.link.start()
+        replica.bus.start()
+        return replica
+
+    def prepare(self, config: RuntimeConfig, timeout: float = _LEARN_TIMEOUT) -> None:
+        """Before serving, on the caller's thread: read the shared schema entries of
+        ``config``'s servers, and have each server nobody has listed yet started once in the
+        whole cluster to learn its lists (by this replica if it claims it first, else wait,
+        at most ``timeout``, for the one that did). Without Redis every replica learns its own."""
+        unknown = self.store.pull(config.servers.values(), _PULL_TIMEOUT)
+        deadline = time.monotonic() + timeout
+        while unknown:
+            mine = [server for server in unknown if self.store.claim(server, self.id, _PULL_TIMEOUT)]
+            if mine:
+                # Within the claim's lifetime: a claim that expired lets another replica learn too.
+                self._learn(config, mine, min(LEARNING_TTL * 0.8, max(1.0, deadline - time.monotonic())))
+            others = [server for server in unknown if server not in mine]
+            if not others or time.monotonic() >= deadline or self._stop.wait(_POLL):
+                if others:
+                    logger.warning(
+                        "cluster: no replica learnt %s in time: the first list here will start them",
+                        ", ".join(server.name for server in others),
+                    )
+                return
+            unknown = self.store.pull(others, _PULL_TIMEOUT)
+
+    def _learn(self, config: RuntimeConfig, servers: list[ServerConfig], timeout: float) -> None:
+        names = ", ".join(server.name for server in servers)
+        logger.info("cluster: learning the lists of %s", names)
+        only = config.model_copy(
+            update={"servers": {server.name: server for server in servers}, "builtin": BuiltinConfig()}
+        )
+        self.store.hold(servers)
+        try:
+            with Runtime.start(only, schema_cache=self.store) as runtime:
+                runtime.list_tools(timeout=timeout)
+                runtime.list_resources(timeout=timeout)
+                runtime.list_prompts(timeout=timeout)
+                # The runtime saves on its host thread: let those saves happen before it stops.
+                runtime.host.delivered().result(timeout)
+        except Exception as exc:
+            logger.warning("cluster: learning the lists of %s failed: %s", names, exc)
+        finally:
+            self.store.publish(servers, _PULL_TIMEOUT)
+            for server in servers:
+                self.store.release(server, self.id)
+
+    def attach(self, gateway: _Served) -> None:
+        """Serve ``gateway``: other replicas' events reach its clients, and this replica is a
+        member with its load (the calls in flight)."""
+        self.bus.on_remote = gateway.announce
+        self.members = Membership(self.link, self.id, self.address, lambda: gateway.in_flight)
+
+    def close(self) -> None:
+        """Leave the cluster (this replica's entry goes), stop the threads. Idempotent."""
+        self._stop.set()
+        if self.members is not None:
+            self.members.leave()
+            self.members = None
+        self.bus.close()
+        self.link.close()
+
+    def __enter__(self) -> ClusterReplica:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

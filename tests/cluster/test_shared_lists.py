@@ -1,0 +1,79 @@
+"""The schema cache shared through Redis: three replicas, none of which has seen the five servers
+before, list the same tools, resources and prompts; each server was started once in the whole
+cluster to learn its lists (each start appends a line to a file of its own); listing on every
+replica afterwards starts nothing; Redis holds one entry per server, and the replicas' members.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.cluster.conftest import PREFIX, RedisServer, ReplicaFactory, redis_client
+from tests.gateway.conftest import write_config
+from tests.runtime.conftest import ROOT
+
+SERVERS = [f"s{i}" for i in range(5)]
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def counted(markers: Path, namespace: str, *args: str) -> dict[str, Any]:
+    """The fixture server, by a shell that first appends a line to ``markers/starts-<ns>``."""
+    server = shlex.join([sys.executable, "-m", "tests.servers.fixture_server", "--name", namespace, *args])
+    starts = shlex.quote(str(markers / f"starts-{namespace}"))
+    return {"command": "/bin/sh", "args": ["-c", f"echo $$ >> {starts}; exec {server}"], "cwd": str(ROOT)}
+
+
+def starts(markers: Path) -> dict[str, int]:
+    """How many times each server was started."""
+    return {
+        ns: len((markers / f"starts-{ns}").read_text().split()) if (markers / f"starts-{ns}").exists() else 0
+        for ns in SERVERS
+    }
+
+
+async def lists_of(url: str, era: str) -> dict[str, Any]:
+    async with Client(url, mode=era) as client:  # type: ignore[arg-type]
+        tools = (await client.list_tools()).tools
+        resources = (await client.list_resources()).resources
+        prompts = (await client.list_prompts()).prompts
+    return {
+        "tools": sorted(json.dumps(t.model_dump(mode="json"), sort_keys=True) for t in tools),
+        "resources": sorted(r.uri for r in resources),
+        "prompts": sorted(p.name for p in prompts),
+    }
+
+
+def test_replicas_share_the_lists_and_a_never_seen_server_starts_once_in_the_cluster(
+    tmp_path: Path, redis_server: RedisServer, replicas: ReplicaFactory
+) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir(exist_ok=True)
+    config = write_config(tmp_path, {ns: counted(markers, ns, "--surface") for ns in SERVERS})
+
+    cluster = replicas(3, config)
+
+    # Every replica was ready only once every server's lists were known somewhere in the cluster.
+    assert starts(markers) == dict.fromkeys(SERVERS, 1)
+    with redis_client(redis_server.url) as client:
+        entries = sorted(client.scan_iter(match=f"{PREFIX}schema:*"))
+        members = {client.hget(key, "address") for key in client.scan_iter(match=f"{PREFIX}member:*")}
+    assert len(entries) == len(SERVERS), entries
+    assert members == {replica.url for replica in cluster}
+
+    seen = [anyio.run(lists_of, replica.url, era) for replica in cluster for era in ("legacy", "2026-07-28")]
+    assert len(seen[0]["tools"]) >= len(SERVERS) * 2, seen[0]
+    assert seen[0]["resources"] and seen[0]["prompts"], seen[0]
+    for other in seen[1:]:
+        assert other == seen[0]
+    # Lists are answered from the shared cache: nothing started for them, anywhere.
+    assert starts(markers) == dict.fromkeys(SERVERS, 1)
+    assert all(not replica.servers() for replica in cluster)
