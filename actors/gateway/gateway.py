@@ -25,7 +25,7 @@ import re
 import threading
 import warnings
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -50,6 +50,7 @@ from actors.gateway.external import ExternalNames
 from actors.gateway.search import CALL_TOOL, DEFAULT_LIMIT, MAX_LIMIT, META_TOOLS, SEARCH_TOOLS, ToolIndex
 from actors.gateway.watches import ResourceWatches
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
+from actors.mcp.config import ServerConfig
 from actors.mcp.names import external_name
 from actors.runtime import Runtime
 from actors.runtime.messages import (
@@ -63,6 +64,7 @@ from actors.runtime.messages import (
     ReadResource,
     ResourceSubscription,
     ServerRequest,
+    StartServer,
     SubscribeResource,
 )
 from actors.runtime.schema_cache import SchemaCache
@@ -187,6 +189,13 @@ class Gateway:
             # Server log messages reach the forwarder at every level; the host's own handlers
             # keep filtering by theirs.
             _SERVER_LOGS.setLevel(logging.DEBUG)
+        self._start_eager(config.servers.values())
+
+    def _start_eager(self, servers: Iterable[ServerConfig]) -> None:
+        """Start the servers configured with ``lazyStart: false``: no call would start them."""
+        for server in servers:
+            if not server.lazy_start:
+                self.runtime.registry.tell(StartServer(server.name))
 
     @classmethod
     def start(
@@ -446,6 +455,7 @@ class Gateway:
         if unprefixed != frozenset(ns for ns, server in before.servers.items() if not server.prefix):
             self.names = ExternalNames(unprefixed)
         self.config = config
+        self._start_eager(s for ns, s in config.servers.items() if before.servers.get(ns) != s)
         searching = config.tool_search if self._tool_search_option is None else self._tool_search_option
         toggled, self.tool_search = searching != self.tool_search, searching
         if before.servers != config.servers:

@@ -12,6 +12,7 @@ import pytest
 from actors.config import load_config
 from actors.gateway import Gateway
 from actors.gateway.reload import ConfigReloader, ReloadOutcome, ReloadPlan, plan_reload
+from tests.conftest import wait_until
 from tests.gateway_search.gateway_process import WAIT, fixture_entry, write_config
 
 
@@ -134,3 +135,30 @@ def test_a_request_reloads_without_watching(tmp_path: Path) -> None:
             reloader.request()
             assert reloaded.wait(WAIT)
         assert _namespaces(gateway) == ["a"]
+
+
+def test_servers_that_may_not_start_lazily_start_with_the_gateway_and_on_reload(tmp_path: Path) -> None:
+    # lazyStart false: no call would start them (calls fail not_started), so the gateway does.
+    path = write_config(
+        tmp_path / "mcp.json", {"eager": fixture_entry(lazyStart=False), "lazy": fixture_entry()}
+    )
+    with Gateway.start(path) as gateway:
+
+        def states() -> dict[str, str]:
+            return {s.namespace: s.state for s in gateway.runtime.status()}
+
+        assert wait_until(lambda: states()["eager"] == "running", WAIT), states()
+        assert states()["lazy"] == "idle"
+        assert gateway.runtime.call_tool("eager/echo", {"text": "up"}).text == "up"
+
+        write_config(
+            path,
+            {
+                "eager": fixture_entry(lazyStart=False),
+                "lazy": fixture_entry(),
+                "late": fixture_entry(lazyStart=False),
+            },
+        )
+        assert ConfigReloader(gateway, path).reload().ok
+        assert wait_until(lambda: states().get("late") == "running", WAIT), states()
+        assert states()["lazy"] == "idle"
