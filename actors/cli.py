@@ -18,21 +18,19 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from actors.config import ConfigError, RuntimeConfig, load_config
 from actors.content import ContentText
 from actors.demo import default_config
-from actors.gateway import command as gateway_command
-from actors.mcp.auth import AuthError, TokenStore, auth_status, login, logout
-from actors.mcp.catalog import PromptSpec
+from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
-from actors.mcp.sdk_options import StdioCommand
-from actors.mcp.stdio_process import resolve_command
-from actors.mcp.transport import StartRefused
-from actors.runtime import Runtime, ServerStatus
-from actors.runtime.messages import CallTool, StartServer
+from actors.runtime.schema_cache import SchemaCache
 from actors.tools import ToolError, ToolResult, ToolSpec, duration_text, error_label
+
+if TYPE_CHECKING:
+    from actors.mcp.auth import TokenStore
+    from actors.runtime import Runtime, ServerStatus
 
 __all__ = ["ProgressBar", "main", "resolve_config", "status_table"]
 
@@ -50,6 +48,52 @@ def resolve_config(path: str | None) -> tuple[RuntimeConfig, str]:
     if Path("mcp.json").is_file():
         return load_config("mcp.json"), "mcp.json"
     return load_config(default_config()), "built-in default"
+
+
+def _start(config: RuntimeConfig, cache: SchemaCache | None = None) -> Runtime:
+    """A runtime for one command (SIGTERM unwinds it), with the schema cache if given."""
+    # Deferred: the actors, the event loop and OpenTelemetry load only for a command that runs
+    # servers (this is the command's own thread), not for `--help`, `check` or a cached listing.
+    from actors.runtime import Runtime  # noqa: PLC0415
+
+    return Runtime.start(config, handle_signals=True, schema_cache=cache)
+
+
+def _seen(config: RuntimeConfig, cache: SchemaCache) -> set[str]:
+    """The servers whose lists the schema cache knows."""
+    return {name for name, server in config.servers.items() if cache.load(server) is not None}
+
+
+def _cache(args: argparse.Namespace) -> SchemaCache:
+    """The schema cache a listing reads; with ``--no-cache`` one it only writes (a live listing
+    that refreshes it)."""
+    return SchemaCache(read=not args.no_cache)
+
+
+def _cached(
+    config: RuntimeConfig, cache: SchemaCache, namespace: str | None = None
+) -> tuple[list[ToolSpec], list[Catalog]] | None:
+    """Every tool and each server's catalog (sorted by namespace) as the schema cache knows them,
+    with the built-in tools, for every server or the one ``namespace``; None if one was never
+    seen (the runtime must start it) or ``namespace`` is no server (the runtime says so)."""
+    if not cache.read or (namespace is not None and namespace not in config.servers):
+        return None
+    tools: list[ToolSpec] = []
+    catalogs: list[Catalog] = []
+    for name, server in sorted(config.servers.items()):
+        if namespace is not None and name != namespace:
+            continue
+        known = cache.load(server)
+        if known is None:
+            return None
+        tools += known.tools
+        catalogs.append(known.catalog)
+    if config.builtin.enabled and namespace is None:
+        # Deferred: only a configuration with the built-in tools pays for their module.
+        from actors.builtin import BuiltinAdapter  # noqa: PLC0415
+
+        tools += BuiltinAdapter(config.builtin.workspace).discover()
+    return sorted(tools, key=lambda t: t.name), catalogs
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -89,38 +133,43 @@ def _capabilities(spec: ToolSpec) -> str:
 
 def _tools(args: argparse.Namespace, out: TextIO) -> int:
     config, _ = resolve_config(args.config)
-    with Runtime.start(config, handle_signals=True) as rt:
-        tools = rt.list_tools(timeout=args.timeout)
-        if args.json:
-            json.dump(
-                [
-                    {
-                        "name": t.name,
-                        "description": t.description,
-                        "source": t.source,
-                        "capabilities": t.capabilities.model_dump(),
-                        "inputSchema": t.input_schema,
-                    }
-                    for t in tools
-                ],
-                out,
-                indent=2,
+    cache = _cache(args)
+    cached = _cached(config, cache)
+    if cached is not None:
+        # Every server has run before: answered from the cache, no server process starts.
+        _write_tools(cached[0], args, out)
+        return 0
+    seen = _seen(config, cache)
+    with _start(config, cache) as rt:
+        _write_tools(rt.list_tools(timeout=args.timeout), args, out)
+        return _listing_failures(rt, None, "tools", seen)
+
+
+def _write_tools(tools: Sequence[ToolSpec], args: argparse.Namespace, out: TextIO) -> None:
+    if args.json:
+        json.dump(
+            [
+                {
+                    "name": t.name,
+                    "description": t.description,
+                    "source": t.source,
+                    "capabilities": t.capabilities.model_dump(),
+                    "inputSchema": t.input_schema,
+                }
+                for t in tools
+            ],
+            out,
+            indent=2,
+        )
+        out.write("\n")
+    else:
+        out.write(
+            _table(
+                ["tool", "source", "capabilities", "description"],
+                [[t.name, t.source, _capabilities(t), t.description.split("\n")[0][:70]] for t in tools],
             )
-            out.write("\n")
-        else:
-            out.write(
-                _table(
-                    ["tool", "source", "capabilities", "description"],
-                    [[t.name, t.source, _capabilities(t), t.description.split("\n")[0][:70]] for t in tools],
-                )
-                + "\n"
-            )
-        # A server whose tools are unknown after the listing failed to start or to list them.
-        failed = [s for s in rt.status() if s.tools is None or s.state == "failed"]
-        for s in failed:
-            reason = _readable(s.last_error or f"it is {s.state}")
-            print(f"error: server {s.namespace!r} did not list its tools: {reason}", file=sys.stderr)
-    return 1 if failed else 0
+            + "\n"
+        )
 
 
 def _call(args: argparse.Namespace, out: TextIO) -> int:
@@ -130,7 +179,7 @@ def _call(args: argparse.Namespace, out: TextIO) -> int:
     config, _ = resolve_config(args.config)
     # Progress is drawn for a person at a terminal; piped or logged, it would be noise.
     bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
-    with Runtime.start(config, handle_signals=True) as rt:
+    with _start(config) as rt:
         try:
             result = rt.call_tool(
                 args.tool, arguments, timeout=args.timeout, progress=bar.update if bar else None
@@ -234,59 +283,79 @@ def _number(value: float) -> str:
 
 def _resources(args: argparse.Namespace, out: TextIO) -> int:
     config, _ = resolve_config(args.config)
-    with Runtime.start(config, handle_signals=True) as rt:
+    cache = _cache(args)
+    cached = _cached(config, cache, args.namespace)
+    if cached is not None:
+        catalogs = cached[1]
+        resources = [r for c in catalogs for r in c.resources]
+        _write_resources(resources, [t for c in catalogs for t in c.templates], args, out)
+        return 0
+    seen = _seen(config, cache)
+    with _start(config, cache) as rt:
         if (status := _known(rt, args.namespace)) is not None:
             return status
         resources = rt.list_resources(args.namespace, timeout=args.timeout)
         templates = rt.list_resource_templates(args.namespace, timeout=args.timeout)
-        if args.json:
-            listing = {
-                "resources": [_camel(r.model_dump(mode="json")) for r in resources],
-                "resourceTemplates": [_camel(t.model_dump(mode="json")) for t in templates],
-            }
-            out.write(json.dumps(listing, indent=2, ensure_ascii=False) + "\n")
-        else:
-            out.write(
-                _table(
-                    ["server", "uri", "name", "mime type", "description"],
-                    [
-                        [r.namespace, r.uri, r.name, r.mime_type, _first_line(r.description)]
-                        for r in resources
-                    ],
-                )
-                + "\n"
-            )
-            if templates:
-                rows = [
-                    [t.namespace, t.uri_template, t.name, t.mime_type, _first_line(t.description)]
-                    for t in templates
-                ]
-                out.write(
-                    "\n" + _table(["server", "template", "name", "mime type", "description"], rows) + "\n"
-                )
-        return _listing_failures(rt, args.namespace, "resources")
+        _write_resources(resources, templates, args, out)
+        return _listing_failures(rt, args.namespace, "resources", seen)
+
+
+def _write_resources(
+    resources: Sequence[ResourceSpec],
+    templates: Sequence[ResourceTemplateSpec],
+    args: argparse.Namespace,
+    out: TextIO,
+) -> None:
+    if args.json:
+        listing = {
+            "resources": [_camel(r.model_dump(mode="json")) for r in resources],
+            "resourceTemplates": [_camel(t.model_dump(mode="json")) for t in templates],
+        }
+        out.write(json.dumps(listing, indent=2, ensure_ascii=False) + "\n")
+        return
+    out.write(
+        _table(
+            ["server", "uri", "name", "mime type", "description"],
+            [[r.namespace, r.uri, r.name, r.mime_type, _first_line(r.description)] for r in resources],
+        )
+        + "\n"
+    )
+    if templates:
+        rows = [
+            [t.namespace, t.uri_template, t.name, t.mime_type, _first_line(t.description)] for t in templates
+        ]
+        out.write("\n" + _table(["server", "template", "name", "mime type", "description"], rows) + "\n")
 
 
 def _read(args: argparse.Namespace, out: TextIO) -> int:
     config, _ = resolve_config(args.config)
-    with Runtime.start(config, handle_signals=True) as rt:
+    with _start(config) as rt:
         result = rt.read_resource(args.namespace, args.uri, timeout=args.timeout)
     return _print_result(result, args, out, "contents")
 
 
 def _prompts(args: argparse.Namespace, out: TextIO) -> int:
     config, _ = resolve_config(args.config)
-    with Runtime.start(config, handle_signals=True) as rt:
+    cache = _cache(args)
+    cached = _cached(config, cache, args.namespace)
+    if cached is not None:
+        _write_prompts(sorted((p for c in cached[1] for p in c.prompts), key=lambda p: p.name), args, out)
+        return 0
+    seen = _seen(config, cache)
+    with _start(config, cache) as rt:
         if (status := _known(rt, args.namespace)) is not None:
             return status
-        prompts = rt.list_prompts(args.namespace, timeout=args.timeout)
-        if args.json:
-            listing = [_camel(p.model_dump(mode="json")) for p in prompts]
-            out.write(json.dumps(listing, indent=2, ensure_ascii=False) + "\n")
-        else:
-            rows = [[p.name, _prompt_arguments(p), _first_line(p.description)] for p in prompts]
-            out.write(_table(["prompt", "arguments", "description"], rows) + "\n")
-        return _listing_failures(rt, args.namespace, "prompts")
+        _write_prompts(rt.list_prompts(args.namespace, timeout=args.timeout), args, out)
+        return _listing_failures(rt, args.namespace, "prompts", seen)
+
+
+def _write_prompts(prompts: Sequence[PromptSpec], args: argparse.Namespace, out: TextIO) -> None:
+    if args.json:
+        listing = [_camel(p.model_dump(mode="json")) for p in prompts]
+        out.write(json.dumps(listing, indent=2, ensure_ascii=False) + "\n")
+    else:
+        rows = [[p.name, _prompt_arguments(p), _first_line(p.description)] for p in prompts]
+        out.write(_table(["prompt", "arguments", "description"], rows) + "\n")
 
 
 def _prompt(args: argparse.Namespace, out: TextIO) -> int:
@@ -298,7 +367,7 @@ def _prompt(args: argparse.Namespace, out: TextIO) -> int:
         print(f"error: prompt arguments must be text: {', '.join(wrong)}", file=sys.stderr)
         return 2
     config, _ = resolve_config(args.config)
-    with Runtime.start(config, handle_signals=True) as rt:
+    with _start(config) as rt:
         result = rt.get_prompt(args.prompt, arguments, timeout=args.timeout)
     return _print_result(result, args, out, "messages")
 
@@ -328,9 +397,14 @@ def _known(rt: Runtime, namespace: str | None) -> int | None:
     return 1
 
 
-def _listing_failures(rt: Runtime, namespace: str | None, what: str) -> int:
-    """Say on stderr which servers could not be listed (they did not start); the exit status."""
-    failed = [s for s in rt.status(namespace) if s.tools is None or s.state == "failed"]
+def _listing_failures(rt: Runtime, namespace: str | None, what: str, seen: set[str]) -> int:
+    """Say on stderr which servers could not be listed (they did not start); the exit status.
+    A server in ``seen`` was listed from the schema cache: it was not started, and need not be."""
+    failed = [
+        s
+        for s in rt.status(namespace)
+        if s.state == "failed" or (s.tools is None and s.namespace not in seen)
+    ]
     for s in failed:
         reason = _readable(s.last_error or f"it is {s.state}")
         print(f"error: server {s.namespace!r} did not list its {what}: {reason}", file=sys.stderr)
@@ -358,10 +432,12 @@ def _readable(text: str) -> str:
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     config, source = resolve_config(args.config)
     interactive = out.isatty()
-    with Runtime.start(config, handle_signals=True) as rt:
+    with _start(config) as rt:
         out.write(f"mcp-actors: running {len(config.servers)} servers from {source}; Ctrl-C stops\n")
         out.write("(this only watches them: `mcp-actors serve` serves them to MCP clients)\n")
         try:
+            from actors.runtime.messages import StartServer  # noqa: PLC0415  (see _start)
+
             for server in config.servers.values():
                 if not server.lazy_start:
                     # No call will start a server that may not start lazily: start it now.
@@ -383,6 +459,9 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _serve(args: argparse.Namespace, out: TextIO) -> int:
     config, _ = resolve_config(args.config)
+    # Deferred: the gateway (the SDK's server side, Starlette, uvicorn) loads only to serve.
+    from actors.gateway import command as gateway_command  # noqa: PLC0415
+
     return gateway_command.serve(args, config)
 
 
@@ -411,6 +490,11 @@ def _command_problem(server: ServerConfig) -> str | None:
     a start never disagree."""
     if server.transport != "stdio" or not server.command:
         return None
+    # Deferred: the transport modules load only when there is a command to check.
+    from actors.mcp.sdk_options import StdioCommand  # noqa: PLC0415
+    from actors.mcp.stdio_process import resolve_command  # noqa: PLC0415
+    from actors.mcp.transport import StartRefused  # noqa: PLC0415
+
     try:
         command = StdioCommand(server.command, server.args, server.env, server.cwd)
         resolve_command(command, f"server {server.name!r}")
@@ -429,7 +513,7 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
 
     config = load_config(default_config(args.workspace))
     say("mcp-actors demo: the built-in default configuration (the demo server + built-in tools)\n")
-    with Runtime.start(config, handle_signals=True) as rt:
+    with _start(config) as rt:
         say("1. Started. No server process runs until its first call (lazy start):")
         say(status_table(rt.status()) + "\n")
         started = time.monotonic()
@@ -443,6 +527,8 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
         bad = rt.call_tool("demo/add", {"a": "two"}, timeout=30)
         refused = _failure(bad.error_type or "", bad.error or "")
         say(f"3. A bad argument is refused before the server sees it:\n   {refused}\n")
+
+        from actors.runtime.messages import CallTool  # noqa: PLC0415  (see _start)
 
         started = time.monotonic()
         calls = [CallTool(namespace="demo", tool="sleep", arguments={"seconds": 0.5}) for _ in range(16)]
@@ -482,8 +568,9 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
-    """The command line: the commands and their arguments."""
+def _parser(serve_arguments: bool = True) -> argparse.ArgumentParser:
+    """The command line: the commands and their arguments (``serve``'s only if
+    ``serve_arguments``: they import the gateway)."""
     parser = argparse.ArgumentParser(prog="mcp-actors", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"mcp-actors {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -498,6 +585,11 @@ def _parser() -> argparse.ArgumentParser:
     tools = command("tools", "list the namespaced tools with their capabilities")
     tools.add_argument("--json", action="store_true", help="machine-readable output")
     tools.add_argument("--timeout", type=float, default=60.0, metavar="S")
+    tools.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="start every server and list live (the schema cache is refreshed, not read)",
+    )
     call = command("call", "call one tool and print its result")
     call.add_argument("tool", metavar="NS/TOOL")
     call.add_argument("arguments", nargs="?", default="{}", metavar="JSON")
@@ -508,6 +600,11 @@ def _parser() -> argparse.ArgumentParser:
     resources.add_argument("namespace", nargs="?", metavar="NS")
     resources.add_argument("--json", action="store_true", help="machine-readable output")
     resources.add_argument("--timeout", type=float, default=60.0, metavar="S")
+    resources.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="start every server and list live (the schema cache is refreshed, not read)",
+    )
     read = command("read", "read one resource and print its contents")
     read.add_argument("namespace", metavar="NS")
     read.add_argument("uri", metavar="URI")
@@ -518,6 +615,11 @@ def _parser() -> argparse.ArgumentParser:
     prompts.add_argument("namespace", nargs="?", metavar="NS")
     prompts.add_argument("--json", action="store_true", help="machine-readable output")
     prompts.add_argument("--timeout", type=float, default=60.0, metavar="S")
+    prompts.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="start every server and list live (the schema cache is refreshed, not read)",
+    )
     prompt = command("prompt", "get one prompt filled in with arguments and print its messages")
     prompt.add_argument("prompt", metavar="NS/NAME")
     prompt.add_argument("arguments", nargs="?", default="{}", metavar="JSON", help="an object of text values")
@@ -527,7 +629,11 @@ def _parser() -> argparse.ArgumentParser:
     command("run", "run the servers in the foreground with a live status table").add_argument(
         "--interval", type=float, default=1.0, metavar="S"
     )
-    gateway_command.add_arguments(command("serve", "serve every server as one MCP server (stdio or --http)"))
+    serve = command("serve", "serve every server as one MCP server (stdio or --http)")
+    if serve_arguments:
+        from actors.gateway import command as gateway_command  # noqa: PLC0415  (see _serve)
+
+        gateway_command.add_arguments(serve)
     command("check", "validate a configuration and say what is wrong")
     _add_auth_commands(command)
     demo = commands.add_parser("demo", help="show the runtime at work on the built-in default configuration")
@@ -538,7 +644,11 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command; return its exit status."""
     out = out or sys.stdout
-    args = _parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    # The command is the first word that is not an option: the gateway's arguments (and its
+    # imports) are needed for `serve` and for the top-level help only.
+    named = next((word for word in words if not word.startswith("-")), None)
+    args = _parser(serve_arguments=named in (None, "serve")).parse_args(words)
     handlers = {
         "tools": _tools,
         "call": _call,
@@ -598,6 +708,9 @@ def _login(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"Open this URL to log in to {server.name}:\n  {url}\n")
         out.flush()
 
+    # Deferred (as in _auth_of): the login machinery loads the SDK's auth and HTTP client.
+    from actors.mcp.auth import AuthError, TokenStore, login  # noqa: PLC0415
+
     try:
         result = login(
             server, TokenStore(), open_browser=not args.no_browser, timeout=args.timeout, on_url=show
@@ -615,6 +728,8 @@ def _logout(args: argparse.Namespace, out: TextIO) -> int:
     server = _remote_server(config, args.namespace)
     if server is None:
         return 1
+    from actors.mcp.auth import TokenStore, logout  # noqa: PLC0415  (see _auth_of)
+
     forgot = logout(server, TokenStore())
     out.write(f"{server.name}: logged out\n" if forgot else f"{server.name}: no login was stored\n")
     return 0
@@ -638,6 +753,8 @@ def _remote_server(config: RuntimeConfig, namespace: str) -> ServerConfig | None
 
 def _status(args: argparse.Namespace, out: TextIO) -> int:
     config, source = resolve_config(args.config)
+    from actors.mcp.auth import TokenStore  # noqa: PLC0415  (see _auth_of)
+
     store = TokenStore()
     rows = [[s.name, s.transport, _auth_of(s, store) or "-"] for s in config.servers.values()]
     out.write(f"{source}\n" + _table(["server", "transport", "auth"], rows) + "\n")
@@ -648,6 +765,8 @@ def _status(args: argparse.Namespace, out: TextIO) -> int:
 
 def _write_auth_lines(config: RuntimeConfig, out: TextIO) -> None:
     """``  NS: auth: ok / expired / needs login`` for each remote server, read from the token store."""
+    from actors.mcp.auth import TokenStore  # noqa: PLC0415  (see _auth_of)
+
     store = TokenStore()
     for server in config.servers.values():
         auth = _auth_of(server, store)
@@ -666,4 +785,9 @@ def _auth_of(server: ServerConfig, store: TokenStore) -> str | None:
         return None
     if server.oauth is None and any(name.lower() == "authorization" for name in server.headers):
         return "header"
-    return auth_status(server, store)
+    # Deferred: the login machinery loads the SDK's auth and HTTP client (hundreds of ms), which
+    # the commands that never log in (a cached listing above all) should not pay for.
+    from actors.mcp.auth import auth_status  # noqa: PLC0415
+
+    status: str = auth_status(server, store)
+    return status

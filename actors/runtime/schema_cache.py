@@ -52,10 +52,15 @@ class CachedLists:
 
 
 class SchemaCache:
-    """A folder of JSON files, one per server identity."""
+    """A folder of JSON files, one per server identity.
 
-    def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
+    With ``read=False`` it only writes: `load` knows nothing, so a runtime starts and lists
+    every server live and refreshes the folder (``mcp-actors tools --no-cache``).
+    """
+
+    def __init__(self, folder: str | os.PathLike[str] | None = None, *, read: bool = True) -> None:
         self.folder = Path(folder) if folder is not None else default_cache_folder()
+        self.read = read
 
     @staticmethod
     def key(config: ServerConfig) -> str:
@@ -76,6 +81,8 @@ class SchemaCache:
 
     def load(self, config: ServerConfig) -> CachedLists | None:
         """The lists last seen for ``config``'s server under its namespace, or None."""
+        if not self.read:
+            return None
         path = self._path(config)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
