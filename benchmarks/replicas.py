@@ -10,7 +10,7 @@ per replica and sends its calls (``echo`` of a text of its own, on the five serv
 the replicas in turn; every answer is checked against its request. Before timing, every server
 is called through every replica, so each replica runs its five server processes.
 
-Measured for each N: calls/s (all calls over the wall time of the timed phase), the latency of a
+Measured for each N: calls/s (the median of ``--rounds`` timed rounds), the latency of a
 call, the resident memory (RSS and PSS) of each replica process and of each server process, and
 Redis's side: commands per call during the timed phase, commands per second while the replicas
 sit idle (heartbeats), its memory and key count. ``--standalone`` adds a row for one gateway
@@ -171,14 +171,17 @@ class RedisProcess:
                 "pubsub_channels": len(client.pubsub_channels()),
             }
 
-    def keys(self) -> dict[str, int]:
-        """How many keys of each kind (``mcp-actors:<kind>:...``)."""
-        kinds: dict[str, int] = {}
+    def keys(self) -> dict[str, dict[str, int]]:
+        """For each kind of key (``mcp-actors:<kind>:...``): how many, and the largest one's
+        memory in Redis (``MEMORY USAGE``, bytes)."""
+        kinds: dict[str, dict[str, int]] = {}
         with self.client() as client:
             for key in client.scan_iter(count=1000):
                 text = key.decode(errors="replace")
                 kind = text.split(":")[1] if text.count(":") >= 1 else text
-                kinds[kind] = kinds.get(kind, 0) + 1
+                entry = kinds.setdefault(kind, {"count": 0, "max_bytes": 0})
+                entry["count"] += 1
+                entry["max_bytes"] = max(entry["max_bytes"], int(client.memory_usage(key) or 0))
         return kinds
 
     def stop(self) -> None:
@@ -226,10 +229,10 @@ def _replicas(
 
 
 async def _clients_run(
-    urls: Sequence[str], clients: int, calls: int, mark: Callable[[], int]
+    urls: Sequence[str], clients: int, calls: int, rounds: int, mark: Callable[[], int]
 ) -> dict[str, Any]:
-    """Warm every server on every replica, then time ``clients`` x ``calls`` calls; ``mark()``
-    (Redis's command count) is read right before and right after the timed calls."""
+    """Warm every server on every replica, then time ``rounds`` rounds of ``clients`` x ``calls``
+    calls; ``mark()`` (Redis's command count) is read right before and after the timed rounds."""
     import anyio.to_thread
     from mcp import Client
 
@@ -260,16 +263,20 @@ async def _clients_run(
                     wrong += 1
 
         commands_before = await anyio.to_thread.run_sync(mark)
-        begin = time.perf_counter()
-        await asyncio.gather(*(one_client(i) for i in range(clients)))
-        wall = time.perf_counter() - begin
+        walls = []
+        for _ in range(rounds):
+            begin = time.perf_counter()
+            await asyncio.gather(*(one_client(i) for i in range(clients)))
+            walls.append(time.perf_counter() - begin)
         commands = await anyio.to_thread.run_sync(mark) - commands_before
     total = clients * calls
     return {
-        "calls": total,
+        "calls": total * rounds,
         "wrong_or_failed": wrong,
-        "wall_s": round(wall, 3),
-        "calls_per_s": round(total / wall, 1),
+        "wall_s": round(sum(walls), 3),
+        # The median round: the machine is shared, one round may meet a busy moment.
+        "calls_per_s": round(statistics.median(total / wall for wall in walls), 1),
+        "calls_per_s_rounds": [round(total / wall, 1) for wall in walls],
         "redis_commands": commands,
         "latency_ms": {
             "median": round(statistics.median(latencies) * 1000, 2),
@@ -280,7 +287,7 @@ async def _clients_run(
 
 
 def _run_count(
-    count: int, config: Path, folder: Path, redis: RedisProcess | None, clients: int, calls: int
+    count: int, config: Path, folder: Path, redis: RedisProcess | None, clients: int, calls: int, rounds: int
 ) -> dict[str, Any]:
     if redis is not None:
         with redis.client() as client:
@@ -288,7 +295,7 @@ def _run_count(
     with _replicas(count, config, folder, redis.url if redis else None) as started:
         urls = [f"http://127.0.0.1:{port}/mcp" for _, port in started]
         begin = time.monotonic()
-        timed = _time_calls(urls, clients, calls, redis)
+        timed = _time_calls(urls, clients, calls, rounds, redis)
         memory = _memory(started)
         row: dict[str, Any] = {"replicas": count, "cluster": redis is not None, **timed, **memory}
         if redis is not None:
@@ -316,13 +323,15 @@ def _run_count(
     return row
 
 
-def _time_calls(urls: list[str], clients: int, calls: int, redis: RedisProcess | None) -> dict[str, Any]:
+def _time_calls(
+    urls: list[str], clients: int, calls: int, rounds: int, redis: RedisProcess | None
+) -> dict[str, Any]:
     import anyio
 
     def mark() -> int:
         return int(redis.stats()["commands"]) if redis else 0
 
-    result: dict[str, Any] = anyio.run(_clients_run, urls, clients, calls, mark)
+    result: dict[str, Any] = anyio.run(_clients_run, urls, clients, calls, rounds, mark)
     return result
 
 
@@ -347,7 +356,7 @@ def _memory(started: list[tuple[subprocess.Popen[bytes], int]]) -> dict[str, Any
     }
 
 
-def measure(counts: Sequence[int], clients: int, calls: int, standalone: bool) -> dict[str, Any]:
+def measure(counts: Sequence[int], clients: int, calls: int, rounds: int, standalone: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-replicas-") as name:
         folder = Path(name)
         config = folder / "gateway.json"
@@ -359,17 +368,18 @@ def measure(counts: Sequence[int], clients: int, calls: int, standalone: bool) -
         config.write_text(json.dumps({"mcpServers": entries, "builtin": {"enabled": False}}))
         rows = []
         if standalone:
-            rows.append(_run_count(1, config, folder, None, clients, calls))
+            rows.append(_run_count(1, config, folder, None, clients, calls, rounds))
         redis = RedisProcess(folder).start()
         try:
             for count in counts:
-                rows.append(_run_count(count, config, folder, redis, clients, calls))
+                rows.append(_run_count(count, config, folder, redis, clients, calls, rounds))
         finally:
             redis.stop()
     return {
         "servers": SERVERS,
         "clients": clients,
         "calls_per_client": calls,
+        "rounds": rounds,
         "cpus": os.cpu_count(),
         "rows": rows,
         "load_average": load_average(),
@@ -398,16 +408,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--replicas", default="1,2,3", help="comma-separated replica counts")
     parser.add_argument("--clients", type=int, default=10)
     parser.add_argument("--calls", type=int, default=100, help="calls per client")
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds per replica count")
     parser.add_argument("--standalone", action="store_true", help="add one gateway without Redis")
     parser.add_argument("--quick", action="store_true", help="3 clients x 20 calls (a smoke test)")
     args = parser.parse_args(argv)
     if args.quick:
-        args.clients, args.calls = 3, 20
+        args.clients, args.calls, args.rounds = 3, 20, 1
     # A session that ends while the gateway still streams to it is logged by the SDK client as
     # an error; it is not one here.
     logging.getLogger("mcp.client.streamable_http").setLevel(logging.CRITICAL)
     counts = [int(n) for n in args.replicas.split(",") if n]
-    result = measure(counts, args.clients, args.calls, args.standalone)
+    result = measure(counts, args.clients, args.calls, args.rounds, args.standalone)
     print(json.dumps(result))
     print(_table(result))
 
