@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Literal, TypeVar
+from typing import Any, ClassVar, Final, Generic, Literal, TypeVar
 
 import anyio
 import anyio.abc
@@ -300,38 +300,12 @@ class EventLoop:
         aloop = self._aloop
         if aloop is None or not self.running:
             raise RuntimeError("the event loop is not running")
-        outer: concurrent.futures.Future[_T] = concurrent.futures.Future()
-
-        def finish(task: asyncio.Task[_T]) -> None:
-            self._tasks.discard(task)
-            if task.cancelled():
-                _settle(
-                    outer, exception=ConnectionError(f"{_describe(fn)} was cancelled: the event loop stopped")
-                )
-            elif (exc := task.exception()) is not None:
-                _settle(outer, exception=exc)
-            else:
-                _settle(outer, result=task.result())
-
-        def begin() -> None:
-            if outer.cancelled():
-                return
-            task = aloop.create_task(_guarded(fn, args))
-            self._tasks.add(task)
-            task.add_done_callback(finish)
-
-            def forward_cancel(done: concurrent.futures.Future[_T]) -> None:
-                if done.cancelled():
-                    with contextlib.suppress(RuntimeError):  # the loop has closed meanwhile
-                        aloop.call_soon_threadsafe(task.cancel)
-
-            outer.add_done_callback(forward_cancel)
-
+        job = _Job(self, aloop, fn, args)
         try:
-            aloop.call_soon_threadsafe(begin)
+            aloop.call_soon_threadsafe(job.begin)
         except RuntimeError:  # closed between the check and the call
             raise RuntimeError("the event loop is not running") from None
-        return outer
+        return job.outer
 
     def run(self, fn: Callable[..., Awaitable[_T]], *args: Any, timeout: float = _DEFAULT_RUN_TIMEOUT) -> _T:
         """Run ``fn(*args)`` on the loop and wait at most ``timeout`` seconds (finite); on timeout
@@ -376,16 +350,61 @@ def _settle(
         future.set_result(result)
 
 
-async def _guarded(fn: Callable[..., Awaitable[_T]], args: tuple[Any, ...]) -> _T:
-    """Run ``fn``; turn any ``BaseException`` but this task's own cancellation into ``RuntimeError``."""
-    try:
-        return await fn(*args)
-    except Exception:
-        raise
-    except anyio.get_cancelled_exc_class():
-        raise  # the portal marks the future cancelled; `submit` relays a ConnectionError
-    except BaseException as exc:
-        raise RuntimeError(f"{_describe(fn)} raised {exc!r} on the event loop") from exc
+class _Job(Generic[_T]):
+    """One `EventLoop.submit`: the task on the loop and the future its caller holds."""
+
+    __slots__ = ("aloop", "args", "fn", "loop", "outer", "task")
+
+    def __init__(
+        self,
+        loop: EventLoop,
+        aloop: asyncio.AbstractEventLoop,
+        fn: Callable[..., Awaitable[_T]],
+        args: tuple[Any, ...],
+    ) -> None:
+        self.loop = loop
+        self.aloop = aloop
+        self.fn = fn
+        self.args = args
+        self.outer: concurrent.futures.Future[_T] = concurrent.futures.Future()
+        self.task: asyncio.Task[None] | None = None
+
+    def begin(self) -> None:
+        """On the loop: start the task, unless the caller cancelled meanwhile."""
+        if self.outer.cancelled():
+            return
+        self.task = self.aloop.create_task(self._run())
+        self.loop._tasks.add(self.task)
+        self.outer.add_done_callback(self._forward_cancel)
+
+    async def _run(self) -> None:
+        # The task settles the caller's future itself, in its last step: a done callback
+        # would wait for one more turn of the loop.
+        outer = self.outer
+        try:
+            result = await self.fn(*self.args)
+        except Exception as exc:
+            _settle(outer, exception=exc)
+        except asyncio.CancelledError:
+            # Cancelled by the loop stopping (or by the caller, whose future is then cancelled).
+            _settle(
+                outer,
+                exception=ConnectionError(f"{_describe(self.fn)} was cancelled: the event loop stopped"),
+            )
+            raise
+        except BaseException as exc:
+            _settle(outer, exception=RuntimeError(f"{_describe(self.fn)} raised {exc!r} on the event loop"))
+        else:
+            _settle(outer, result=result)
+        finally:
+            if self.task is not None:
+                self.loop._tasks.discard(self.task)
+
+    def _forward_cancel(self, done: concurrent.futures.Future[_T]) -> None:
+        task = self.task
+        if done.cancelled() and task is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed meanwhile
+                self.aloop.call_soon_threadsafe(task.cancel)
 
 
 async def _contained(fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]) -> None:

@@ -28,8 +28,8 @@ HOPS = [
     ("registry", "caller: CallTool built and told; registry thread wakes and routes"),
     ("server", "registry -> server actor: tell, wake, match"),
     ("validated", "server actor: tool lookup + JSON Schema validation"),
-    ("loop", "server actor: invoke_future; the loop starts the task (_guarded -> adapter._invoke)"),
-    ("sdk_start", "adapter._invoke: fail_after, transport checks"),
+    ("loop", "server actor: invoke_future; the loop starts the task (adapter._invoke)"),
+    ("sdk_start", "adapter._invoke: transport checks, the request's cancel scope"),
     ("sdk_end", "SDK: mcp.Client.call_tool round trip (server included)"),
     ("result", "transport: content model_dump, CallOutcome; adapter: ToolResult"),
     ("settled", "loop: portal future -> relay future -> done callback -> settle"),
@@ -52,7 +52,6 @@ class _Stamps:
 def _patched(stamps: _Stamps) -> Iterator[None]:  # noqa: PLR0915 - one wrapper per hop
     """Wrap the hot-path methods so each stamps its hop (restored on exit)."""
     from actors.mcp import adapter as adapter_mod
-    from actors.mcp import loop as loop_mod
     from actors.runtime import registry as registry_mod
     from actors.runtime import server as server_mod
 
@@ -128,7 +127,7 @@ def _patched(stamps: _Stamps) -> Iterator[None]:  # noqa: PLR0915 - one wrapper 
     patch(server_mod.ServerActor, "_on_call", sync_before("server"))
     patch(server_mod, "validate_inputs", validate)
     patch(adapter_mod.MCPToolAdapter, "invoke_future", sync_after("submitted"))
-    patch(loop_mod, "_guarded", async_around("loop", "result"))
+    patch(adapter_mod.MCPToolAdapter, "_invoke", async_around("loop", "result"))
     patch(Client, "call_tool", client_call)
     patch(server_mod, "settle", sync_before("settled"))
     try:

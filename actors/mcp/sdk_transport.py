@@ -46,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import math
 import shlex
 import ssl
 from collections import deque
@@ -176,6 +177,9 @@ class SDKTransport:
 
     default_protocol_memo: ClassVar[dict[str, str]] = {}
     """Process-wide memo of negotiated eras (``memo_key`` -> ``"legacy"`` or ``"2026-07-28"``)."""
+
+    bounds_requests: ClassVar[bool] = True
+    """Every tool call ends within its ``timeout`` (`_request`): callers need no guard of their own."""
 
     def __init__(self, target: StdioCommand | HTTPEndpoint, options: SDKOptions | None = None) -> None:
         """Describe the server; nothing starts before `connect`. Cheap: no I/O, no imports."""
@@ -509,19 +513,16 @@ class SDKTransport:
 
     async def _request(self, what: str, send: Callable[[], Awaitable[_T]], timeout: float | None) -> _T:
         """Run one request under the session's death watch and ``timeout``."""
-        scope = anyio.CancelScope()
+        # One scope serves both: `_cancel_inflight` cancels it when the peer is lost, and its
+        # deadline is the timeout (an anyio scope costs ~5-10 us to enter and leave).
+        deadline = anyio.current_time() + timeout if timeout is not None else math.inf
+        scope = anyio.CancelScope(deadline=deadline)
         cause: BaseException | None = None
         self._inflight.add(scope)
         try:
             with scope:
                 try:
-                    with anyio.fail_after(timeout):
-                        return await send()
-                except TimeoutError:
-                    raise TimeoutError(
-                        f"{self._label}: {what} got no answer within {timeout}s"
-                        " (the server was told to cancel it)"
-                    ) from None
+                    return await send()
                 except MCPError as exc:
                     if exc.code == types.REQUEST_TIMEOUT:
                         raise TimeoutError(f"{self._label}: {what} timed out: {exc.message}") from exc
@@ -537,6 +538,10 @@ class SDKTransport:
                     ) from exc
         finally:
             self._inflight.discard(scope)
+        if scope.cancelled_caught and anyio.current_time() >= deadline:
+            raise TimeoutError(
+                f"{self._label}: {what} got no answer within {timeout}s (the server was told to cancel it)"
+            )
         if self._auth_error is not None:
             # The session ended because the server refused its credentials: say so, as `auth`.
             raise copy.copy(self._auth_error) from cause
