@@ -14,7 +14,8 @@ Measured for each N: calls/s (the median of ``--rounds`` timed rounds), the late
 call, the resident memory (RSS and PSS) of each replica process and of each server process, and
 Redis's side: commands per call during the timed phase, commands per second while the replicas
 sit idle (heartbeats), its memory and key count. ``--standalone`` adds a row for one gateway
-without ``--cluster`` (no Redis) as the baseline.
+without ``--cluster`` (no Redis) as the baseline; ``--single`` runs the counts again with every
+server ``"affinity": "single"`` (each runs on one replica; the others forward its calls there).
 
 The client runs in this process, on the same two cores as the replicas and servers: it is part
 of what is measured. The numbers are reported, never asserted (docs/scaling.md records them).
@@ -287,8 +288,14 @@ async def _clients_run(
 
 
 def _run_count(
-    count: int, config: Path, folder: Path, redis: RedisProcess | None, clients: int, calls: int, rounds: int
+    count: int,
+    config: Path,
+    folder: Path,
+    redis: RedisProcess | None,
+    sizes: tuple[int, int, int],
+    affinity: str = "any",
 ) -> dict[str, Any]:
+    clients, calls, rounds = sizes
     if redis is not None:
         with redis.client() as client:
             client.flushdb()
@@ -297,7 +304,13 @@ def _run_count(
         begin = time.monotonic()
         timed = _time_calls(urls, clients, calls, rounds, redis)
         memory = _memory(started)
-        row: dict[str, Any] = {"replicas": count, "cluster": redis is not None, **timed, **memory}
+        row: dict[str, Any] = {
+            "replicas": count,
+            "cluster": redis is not None,
+            "affinity": affinity,
+            **timed,
+            **memory,
+        }
         if redis is not None:
             # The replicas now sit idle: what they ask of Redis in the background (heartbeats).
             idle_from = redis.stats()
@@ -356,23 +369,32 @@ def _memory(started: list[tuple[subprocess.Popen[bytes], int]]) -> dict[str, Any
     }
 
 
-def measure(counts: Sequence[int], clients: int, calls: int, rounds: int, standalone: bool) -> dict[str, Any]:
+def _config(folder: Path, affinity: str) -> Path:
+    config = folder / f"gateway-{affinity}.json"
+    entries = {
+        # An argument the server ignores gives each one its own identity (its own cache entry).
+        f"s{i}": {"command": sys.executable, "args": [str(SERVER_SCRIPT), f"--id=s{i}"], "affinity": affinity}
+        for i in range(SERVERS)
+    }
+    config.write_text(json.dumps({"mcpServers": entries, "builtin": {"enabled": False}}))
+    return config
+
+
+def measure(
+    counts: Sequence[int], sizes: tuple[int, int, int], standalone: bool, single: bool
+) -> dict[str, Any]:
+    clients, calls, rounds = sizes
     with tempfile.TemporaryDirectory(prefix="bench-replicas-") as name:
         folder = Path(name)
-        config = folder / "gateway.json"
-        entries = {
-            # An argument the server ignores gives each one its own identity (its own cache entry).
-            f"s{i}": {"command": sys.executable, "args": [str(SERVER_SCRIPT), f"--id=s{i}"]}
-            for i in range(SERVERS)
-        }
-        config.write_text(json.dumps({"mcpServers": entries, "builtin": {"enabled": False}}))
         rows = []
         if standalone:
-            rows.append(_run_count(1, config, folder, None, clients, calls, rounds))
+            rows.append(_run_count(1, _config(folder, "any"), folder, None, sizes))
         redis = RedisProcess(folder).start()
         try:
             for count in counts:
-                rows.append(_run_count(count, config, folder, redis, clients, calls, rounds))
+                rows.append(_run_count(count, _config(folder, "any"), folder, redis, sizes))
+            for count in counts if single else ():
+                rows.append(_run_count(count, _config(folder, "single"), folder, redis, sizes, "single"))
         finally:
             redis.stop()
     return {
@@ -388,14 +410,15 @@ def measure(counts: Sequence[int], clients: int, calls: int, rounds: int, standa
 
 def _table(result: dict[str, Any]) -> str:
     lines = [
-        "replicas  redis  calls/s  median ms  p95 ms  wrong  replica RSS MiB  server RSS MiB  "
+        "replicas  redis  affinity  calls/s  median ms  p95 ms  wrong  replica RSS MiB  server RSS MiB  "
         "Redis cmds/call  idle cmds/s/replica"
     ]
     for row in result["rows"]:
         redis = row.get("redis") or {}
         rss = "/".join(str(m["rss_mib"]) for m in row["replica_memory"])
         lines.append(
-            f"{row['replicas']:>8}  {'yes' if row['cluster'] else 'no':>5}  {row['calls_per_s']:>7}  "
+            f"{row['replicas']:>8}  {'yes' if row['cluster'] else 'no':>5}  {row['affinity']:>8}  "
+            f"{row['calls_per_s']:>7}  "
             f"{row['latency_ms']['median']:>9}  {row['latency_ms']['p95']:>6}  {row['wrong_or_failed']:>5}  "
             f"{rss:>15}  {row['server_rss_mib_median']!s:>14}  {redis.get('commands_per_call', '-')!s:>15}  "
             f"{redis.get('idle_commands_per_s_per_replica', '-')!s:>19}"
@@ -410,6 +433,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--calls", type=int, default=100, help="calls per client")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per replica count")
     parser.add_argument("--standalone", action="store_true", help="add one gateway without Redis")
+    parser.add_argument(
+        "--single", action="store_true", help='the same counts again with every server "affinity": "single"'
+    )
     parser.add_argument("--quick", action="store_true", help="3 clients x 20 calls (a smoke test)")
     args = parser.parse_args(argv)
     if args.quick:
@@ -418,7 +444,7 @@ def main(argv: list[str] | None = None) -> None:
     # an error; it is not one here.
     logging.getLogger("mcp.client.streamable_http").setLevel(logging.CRITICAL)
     counts = [int(n) for n in args.replicas.split(",") if n]
-    result = measure(counts, args.clients, args.calls, args.rounds, args.standalone)
+    result = measure(counts, (args.clients, args.calls, args.rounds), args.standalone, args.single)
     print(json.dumps(result))
     print(_table(result))
 
