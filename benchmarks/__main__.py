@@ -16,7 +16,16 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks import big_messages, peers, profiling, report, suite
+from benchmarks import (
+    big_messages,
+    gateway_calls,
+    peers,
+    profiling,
+    report,
+    startup,
+    suite,
+    telemetry_overhead,
+)
 from benchmarks.common import RESULTS_DIR, ROOT, load_average
 
 ORDER = [
@@ -29,6 +38,9 @@ ORDER = [
     "scale",
     "peers",
     "profile",
+    "startup",
+    "gateway_calls",
+    "telemetry",
 ]
 
 
@@ -93,6 +105,17 @@ def _profile(sizes: suite.Sizes) -> dict[str, Any]:
     return {"timeline": timeline, "threads": threads}
 
 
+def _merged(path: str, new: dict[str, Any]) -> dict[str, Any]:
+    """The saved run with ``new``'s benchmarks in it, each noted as from a later run of its own."""
+    with open(path) as saved:
+        results: dict[str, Any] = json.load(saved)
+    merged = results.setdefault("meta", {}).setdefault("merged", {})
+    for name, data in new["benchmarks"].items():
+        results.setdefault("benchmarks", {})[name] = data
+        merged[name] = {key: new["meta"].get(key) for key in ("date", "commit", "load_start", "quick")}
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test, not for the report)")
@@ -100,6 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", default="", help="comma-separated benchmarks to leave out")
     parser.add_argument("--no-report", action="store_true", help="save the JSON only")
     parser.add_argument("--out", default=str(RESULTS_DIR / "latest.json"), help="where to save the JSON")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="put these results into the saved JSON (--out), keeping the other benchmarks' results",
+    )
     options = parser.parse_args(argv)
     sizes = suite.QUICK if options.quick else suite.FULL
     wanted = [n for n in ORDER if not options.only or n in options.only.split(",")]
@@ -121,6 +149,17 @@ def main(argv: list[str] | None = None) -> int:
             log=_log,
         ),
         "profile": _profile,
+        "startup": lambda s: startup.startup(rounds=4 if s is suite.QUICK else 15),
+        "gateway_calls": lambda s: (
+            gateway_calls.gateway_calls(calls=30, rounds=2, warmup=5)
+            if s is suite.QUICK
+            else gateway_calls.gateway_calls()
+        ),
+        "telemetry": lambda s: (
+            telemetry_overhead.telemetry_overhead(calls=50, rounds=2, sdk_rounds=2)
+            if s is suite.QUICK
+            else telemetry_overhead.telemetry_overhead()
+        ),
     }
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -150,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         _log(f"[{time.perf_counter() - started:6.1f}s] {name} done in {time.perf_counter() - begin:.1f}s")
     results["meta"]["load_end"] = load_average()
     results["meta"]["total_s"] = time.perf_counter() - started
+    if options.merge and os.path.exists(options.out):
+        results = _merged(options.out, results)
     with open(options.out, "w") as out:
         json.dump(results, out, indent=1)
     _log(f"saved {os.path.relpath(options.out, ROOT)}")
