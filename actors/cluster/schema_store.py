@@ -75,18 +75,29 @@ class RedisSchemaStore(SchemaCache):
             logger.warning("cluster: schema entries not read from Redis (%s): using the local cache", exc)
         return [config for config in configs if not self._path(config).is_file()]
 
-    def _copy_in(self, client: redis.Redis, configs: list[ServerConfig]) -> None:
+    def _copy_in(self, client: redis.Redis, configs: list[ServerConfig], *, restore: bool = False) -> None:
+        """Redis's entries into the folder; with ``restore``, ours into Redis where it has none."""
         if not configs:
             return
         texts = client.mget([self._key(config) for config in configs])
         for config, text in zip(configs, texts, strict=True):
             if isinstance(text, str):
                 self._write_file(self._path(config), text)
+            elif restore and self.key(config) not in self._held:
+                self._restore(client, config)
+
+    def _restore(self, client: redis.Redis, config: ServerConfig) -> None:
+        try:
+            text = self._path(config).read_text(encoding="utf-8")
+        except OSError:
+            return
+        client.set(self._key(config), text, nx=True)
 
     def _refresh(self, client: redis.Redis) -> None:
+        # Restoring too: an outage too short for the link to notice may have emptied Redis.
         with self._lock:
             configs = list(self._watched.values())
-        self._copy_in(client, configs)
+        self._copy_in(client, configs, restore=True)
 
     def _write_file(self, path: Path, text: str) -> None:
         """Write ``text`` to ``path`` unless it holds it already (atomically)."""
@@ -151,17 +162,8 @@ class RedisSchemaStore(SchemaCache):
         concurrent.futures.wait(pending, timeout)
 
     def _catch_up(self, client: redis.Redis) -> None:
-        """Redis is back (perhaps empty): write what it lacks of our entries, then read the rest."""
-        with self._lock:
-            configs = list(self._watched.values())
-        for config in configs:
-            path = self._path(config)
-            try:
-                text = path.read_text(encoding="utf-8")
-            except OSError:
-                continue
-            client.set(self._key(config), text, nx=True)
-        self._copy_in(client, configs)
+        """Redis is back (perhaps empty): write what it lacks of our entries, read the rest."""
+        self._refresh(client)
 
     # ---- learning a server nobody has seen ---------------------------------------------------
 
