@@ -55,6 +55,14 @@ tests/%/node_modules: tests/%/package-lock.json
 	npm ci --prefix tests/$* --no-audit --no-fund
 	touch $@
 
+# The cluster tests run a real Redis (Debian's redis-server, which .ci/run installs when missing).
+.PHONY: redis-server
+pytest: redis-server
+redis-server:
+	@command -v redis-server >/dev/null || [ -x /usr/bin/redis-server ] || { echo "make test needs" \
+	  "redis-server: the cluster tests run a real Redis. Install it (apt-get install -y redis-server;" \
+	  ".ci/run does), then run make test again." >&2; exit 1; }
+
 # behave exits 0 on zero scenarios: insist that some ran and none failed or were skipped.
 behave: $(STAMP)
 	$(BIN)/behave --format progress --no-capture-stderr features | tee $(VENV)/behave.out
