@@ -4,7 +4,9 @@
   key is an error), for `K8S_VERSION`.
 - The compose file: the compose-spec JSON schema `check-jsonschema` carries (vendored, offline).
 - nginx.conf: ``nginx -t`` on the file with the replicas' host names made local (nginx resolves
-  upstream names when it loads a config). ``.ci/run`` installs Debian's nginx.
+  upstream names when it loads a config), and a real nginx serving it in front of three stand-in
+  replicas: 2026-07-28 requests spread, a 2025-era client kept on one. ``.ci/run`` installs
+  Debian's nginx.
 - Wiring: the gateway arguments parse with the real ``mcp-actors`` parser; the ports, paths,
   secret, config and Redis address agree across the files; the servers config loads.
 
@@ -14,12 +16,17 @@ Each validator is also shown a broken copy, so a validator that accepts anything
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
+import http.client
+import http.server
 import json
 import re
 import shlex
 import shutil
+import socket
 import subprocess
+import threading
 import tomllib
 from collections.abc import Iterator
 from importlib import resources
@@ -34,7 +41,9 @@ import yaml
 
 from actors.config import load_config
 from actors.gateway import command as gateway_command
+from tests.conftest import wait_until
 from tests.runtime.conftest import ROOT
+from tests.servers.http import free_port
 
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
@@ -300,10 +309,13 @@ def test_the_dockerfile_installs_the_extras_and_serves_what_compose_and_kubernet
 # --- nginx -------------------------------------------------------------------------------------
 
 
-def local_nginx_conf(folder: Path, ports: dict[str, int], extra: str = "") -> Path:
+def local_nginx_conf(folder: Path, ports: dict[str, int], extra: str = "", listen: int | None = None) -> Path:
     """deploy/nginx.conf with each replica's host name made a loopback port, its pid file in
-    ``folder``, and ``extra`` added to the http block."""
+    ``folder``, ``extra`` added to the http block, and ``listen`` (on loopback) if given."""
     text = (DEPLOY / "nginx.conf").read_text()
+    if listen is not None:
+        text, count = re.subn(r"(?m)^(\s*)listen \d+;", rf"\g<1>listen 127.0.0.1:{listen};", text)
+        assert count == 1
     for name, port in ports.items():
         text, count = re.subn(rf"\bserver {re.escape(name)}:\d+", f"server 127.0.0.1:{port}", text)
         assert count == 1, f"nginx.conf: upstream server {name} appears {count} times"
@@ -315,16 +327,20 @@ def local_nginx_conf(folder: Path, ports: dict[str, int], extra: str = "") -> Pa
     return path
 
 
-def nginx_test(conf: Path) -> subprocess.CompletedProcess[str]:
-    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
-    if nginx is None:
+def nginx() -> str:
+    found = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    if found is None:
         pytest.fail(
-            "nginx is not installed: deploy/nginx.conf is checked with nginx -t "
+            "nginx is not installed: deploy/nginx.conf is checked with nginx "
             "(.ci/run installs Debian's: apt-get install -y nginx)",
             pytrace=False,
         )
+    return found
+
+
+def nginx_test(conf: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [nginx, "-t", "-q", "-c", str(conf), "-p", str(conf.parent), "-e", "stderr"],
+        [nginx(), "-t", "-q", "-c", str(conf), "-p", str(conf.parent), "-e", "stderr"],
         capture_output=True,
         text=True,
         check=False,
@@ -350,3 +366,96 @@ def test_nginx_refuses_a_broken_config(tmp_path: Path) -> None:
     )
     done = nginx_test(conf)
     assert done.returncode != 0 and "proxy_bufering" in done.stderr
+
+
+class _Backend:
+    """A stand-in replica on a free loopback port: answers every request with its name and
+    the Authorization header it got (nginx's balancing is what is under test, not MCP)."""
+
+    def __init__(self, name: str) -> None:
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                body = json.dumps({"replica": name, "authorization": self.headers.get("Authorization")})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = int(self.server.server_address[1])
+        self.thread = threading.Thread(target=self.server.serve_forever, name=f"backend-{name}")
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(30)
+
+
+def _post(port: int, headers: dict[str, str]) -> dict[str, Any]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request(
+            "POST", "/mcp", body=b"{}", headers={"Content-Type": "application/json", **headers}
+        )
+        response = connection.getresponse()
+        assert response.status == 200, response.read()
+        answer: dict[str, Any] = json.loads(response.read())
+        return answer
+    finally:
+        connection.close()
+
+
+@contextlib.contextmanager
+def _running_nginx(folder: Path, ports: dict[str, int]) -> Iterator[int]:
+    """deploy/nginx.conf served by a real nginx on a free loopback port, in front of ``ports``."""
+    listen = free_port()
+    temp = "\n".join(
+        f"{kind}_temp_path {folder / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    conf = local_nginx_conf(folder, ports, extra=temp, listen=listen)
+    process = subprocess.Popen(
+        [nginx(), "-c", str(conf), "-p", str(folder), "-e", str(folder / "error.log"), "-g", "daemon off;"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def answers() -> bool:
+        if process.poll() is not None:
+            log = (folder / "error.log").read_text() if (folder / "error.log").exists() else ""
+            raise AssertionError(f"nginx exited with status {process.returncode}: {log}")
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", listen)) == 0
+
+    try:
+        assert wait_until(answers, 30, interval=0.05), "nginx did not listen within 30 s"
+        yield listen
+    finally:
+        process.terminate()  # nginx's fast shutdown: the master stops its workers, then exits
+        process.wait(30)
+
+
+def test_nginx_spreads_stateless_requests_and_keeps_a_session_client_on_one_replica(tmp_path: Path) -> None:
+    backends = {name: _Backend(name) for name in GATEWAY_SERVICES}
+    try:
+        with _running_nginx(tmp_path, {name: b.port for name, b in backends.items()}) as port:
+            token = {"Authorization": "Bearer t0ken"}
+            modern = [_post(port, {"MCP-Protocol-Version": "2026-07-28", **token}) for _ in range(30)]
+            # A 2025-era client: initialize without the version header, then with the one agreed.
+            legacy = [_post(port, token)] + [
+                _post(port, {"MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": "s1", **token})
+                for _ in range(20)
+            ]
+    finally:
+        for backend in backends.values():
+            backend.close()
+    assert {a["authorization"] for a in modern + legacy} == {"Bearer t0ken"}
+    # 30 requests spread at random over three replicas all land on one with odds of 3 in 3^30.
+    assert len({a["replica"] for a in modern}) >= 2, modern
+    assert len({a["replica"] for a in legacy}) == 1, legacy
