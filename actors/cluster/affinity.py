@@ -33,7 +33,7 @@ from actors.tools import ErrorType, ToolResult
 if TYPE_CHECKING:
     from actors.gateway.gateway import Gateway
 
-__all__ = ["Affinity", "lease_name"]
+__all__ = ["DEFAULT_TTL", "Affinity", "lease_name"]
 
 logger = logging.getLogger(__name__)
 

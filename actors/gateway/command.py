@@ -29,6 +29,7 @@ from actors.runtime.schema_cache import SchemaCache
 
 if TYPE_CHECKING:
     from actors.cluster import ClusterReplica
+    from actors.cluster.affinity import Affinity
 
 __all__ = ["ENV_TOKEN", "add_arguments", "serve"]
 
@@ -70,6 +71,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--advertise",
         metavar="URL",
         help="the URL other replicas reach this one on (default: http://HOST:PORT/mcp of --http)",
+    )
+    parser.add_argument(
+        "--lease-ttl",
+        type=float,
+        metavar="SECONDS",
+        help='how long a replica that died keeps its "affinity": "single" servers (default 10)',
     )
 
 
@@ -129,6 +136,8 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
             raise ValueError("--cluster and --advertise need --http HOST:PORT (replicas serve HTTP)")
         if args.advertise and not args.cluster:
             raise ValueError("--advertise is for a replica: give --cluster redis://HOST:PORT/DB too")
+        if args.lease_ttl is not None and (not args.cluster or not args.lease_ttl > 0):
+            raise ValueError("--lease-ttl wants a positive number of seconds, and --cluster")
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=err)
         return 2
@@ -145,12 +154,16 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
         print(f"error: --cluster: {exc}", file=err)
         return 2
     with contextlib.ExitStack() as stack:
-        bus = None
+        bus = affinity = None
         if replica is not None:
             stack.enter_context(replica)
             replica.prepare(config)
             cache, bus = replica.store, replica.bus
-        gateway = stack.enter_context(Gateway(config, schema_cache=cache, tool_search=searching, bus=bus))
+            # Entered before the gateway, so left after it: leases go once their servers stopped.
+            affinity = stack.enter_context(_affinity(replica, token, args.lease_ttl))
+        gateway = stack.enter_context(
+            Gateway(config, schema_cache=cache, tool_search=searching, bus=bus, affinity=affinity)
+        )
         if replica is not None:
             replica.attach(gateway)
         stack.enter_context(_reloading(gateway, args))
@@ -182,6 +195,14 @@ def _replica(
     elif ":" in host:
         host = f"[{host}]"
     return ClusterReplica.start(url, advertise or f"http://{host}:{port}/mcp")
+
+
+def _affinity(replica: ClusterReplica, token: str | None, ttl: float | None) -> Affinity:
+    """Where a replica's single-affinity servers run: one replica at a time, others forward."""
+    # Deferred like ClusterReplica: the redis package is the optional ``cluster`` extra.
+    from actors.cluster.affinity import DEFAULT_TTL, Affinity  # noqa: PLC0415
+
+    return Affinity.start(replica.url, replica.id, token=token, ttl=ttl or DEFAULT_TTL)
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:

@@ -18,11 +18,14 @@ from typing import Any
 import anyio
 import pytest
 import redis
+from mcp_types import CallToolResult
 
+from actors import procfs
 from actors.cluster.forward import FORWARDED_HEADER, Forwarder, is_unreachable
 from actors.cluster.lease import LEASE_PREFIX, Leases, redis_client
 from actors.tools import ErrorType
-from tests.cluster.conftest import WAIT, RedisServer
+from tests.cluster.conftest import WAIT, RedisServer, Replica, ReplicaFactory, RoundRobin
+from tests.conftest import wait_until
 from tests.gateway.conftest import http_gateway, write_config
 from tests.runtime.conftest import stdio_server
 from tests.servers.http import free_port
@@ -180,3 +183,138 @@ def test_forwarder_to_nobody_is_unreachable_and_a_slow_owner_times_out(tmp_path:
 
         anyio.run(slow)
     assert FORWARDED_HEADER.startswith("x-")
+
+
+# ---- whole replicas -----------------------------------------------------------------------
+
+LEASE_TTL = 2.0
+"""``--lease-ttl`` of the replicas here."""
+MARGIN = 15.0
+"""Seconds beyond the TTL that failover may take on a slow, busy machine."""
+
+
+def replica_config(tmp_path: Path, **keys: Any) -> tuple[Path, Path]:
+    """A config with the counter server marked single, and a token file."""
+    token = tmp_path / "token"
+    token.write_text(TOKEN)
+    return write_config(tmp_path, {"counter": counter(**keys)}), token
+
+
+def count_of(result: CallToolResult) -> tuple[int, int]:
+    """``(count, pid)`` of an ``increment`` answer."""
+    assert not result.is_error, result
+    data = result.structured_content or {}
+    return int(data["count"]), int(data["pid"])
+
+
+def server_pids(replicas: list[Replica]) -> dict[int, set[int]]:
+    """Per replica (by index), the server processes it runs."""
+    return {
+        i: r.servers() for i, r in enumerate(replicas) if r.process is not None and r.process.poll() is None
+    }
+
+
+def lease_keys(url: str) -> list[str]:
+    with redis_client(url) as look:
+        return sorted(look.scan_iter(f"{LEASE_PREFIX}counter:*"))
+
+
+def test_three_replicas_share_one_counter_and_its_owner_killed_moves_it(
+    tmp_path: Path, replicas: ReplicaFactory, redis_server: RedisServer
+) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir(exist_ok=True)
+    config, token = replica_config(tmp_path, env={"FIXTURE_MARKER_DIR": str(markers)})
+    cluster = replicas(
+        3, config, token_file=token, extra_args=("--lease-ttl", str(LEASE_TTL), "--log-level", "INFO")
+    )
+
+    async def shared() -> None:
+        async with RoundRobin([r.url for r in cluster], token=TOKEN) as clients:
+            answers = [count_of(await clients.call_tool("counter__increment")) for _ in range(12)]
+            # One process in the whole cluster: every replica's calls counted by the same one.
+            assert [count for count, _ in answers] == list(range(1, 13)), answers
+            assert len({pid for _, pid in answers}) == 1, answers
+            for session in clients.sessions:
+                read = await session.read_resource("counter://value")
+                assert getattr(read.contents[0], "text", None) == "12"
+                prompt = await session.get_prompt("counter__count")
+                assert "the count is 12" in json.dumps(prompt.model_dump(mode="json"))
+
+    anyio.run(shared)
+    running = {i: pids for i, pids in server_pids(cluster).items() if pids}
+    assert len(running) == 1 and len(next(iter(running.values()))) == 1, running
+    [(owner_index, owner_servers)] = running.items()
+    owner = cluster[owner_index]
+    survivors = [r for i, r in enumerate(cluster) if i != owner_index]
+    assert len(lease_keys(redis_server.url)) == 1
+
+    async def failover() -> None:
+        async with RoundRobin([r.url for r in survivors], token=TOKEN) as clients:
+            # A call in flight at the owner, forwarded there by another replica.
+            async with anyio.create_task_group() as group:
+                outcome: list[CallToolResult] = []
+
+                async def sleeper() -> None:
+                    outcome.append(await clients.sessions[0].call_tool("counter__sleep", {"seconds": 60}))
+
+                group.start_soon(sleeper)
+                with anyio.fail_after(WAIT):
+                    while not (markers / "sleep.started").exists():
+                        await anyio.sleep(0.05)
+                killed = time.monotonic()
+                owner.kill()
+                with anyio.fail_after(WAIT):
+                    while not outcome:
+                        await anyio.sleep(0.05)
+            failed = outcome[0]
+            assert failed.is_error, failed
+            assert "connection" in json.dumps(failed.model_dump(mode="json")), failed
+            # The next calls start it on a surviving replica, within the lease TTL (+ margin).
+            while True:
+                result = await clients.call_tool("counter__increment")
+                if not result.is_error:
+                    break
+                assert time.monotonic() - killed < LEASE_TTL + MARGIN, result
+                await anyio.sleep(0.2)
+            count, pid = count_of(result)
+            assert count == 1 and pid not in owner_servers, (count, pid)
+            assert time.monotonic() - killed < LEASE_TTL + MARGIN
+            again = [count_of(await clients.call_tool("counter__increment")) for _ in range(4)]
+            assert again == [(n, pid) for n in range(2, 6)], again
+
+    anyio.run(failover)
+    # The dead replica's server went with it (its parent-death signal), and one runs now.
+    assert wait_until(lambda: not any(procfs.is_alive(p) for p in owner_servers), WAIT), owner_servers
+    assert sum(len(pids) for pids in server_pids(survivors).values()) == 1
+
+
+def test_a_lost_lease_stops_the_local_copy_and_an_idle_stop_releases_it(
+    tmp_path: Path, replicas: ReplicaFactory, redis_server: RedisServer
+) -> None:
+    config, token = replica_config(tmp_path, idleTimeout=6)
+    cluster = replicas(
+        2, config, token_file=token, extra_args=("--lease-ttl", str(LEASE_TTL), "--log-level", "INFO")
+    )
+
+    async def calls(n: int) -> list[tuple[int, int]]:
+        async with RoundRobin([r.url for r in cluster], token=TOKEN) as clients:
+            return [count_of(await clients.call_tool("counter__increment")) for _ in range(n)]
+
+    first = anyio.run(calls, 2)
+    assert [count for count, _ in first] == [1, 2]
+    [pid] = {pid for _, pid in first}
+    [owner] = [r for r in cluster if pid in r.servers()]
+    [key] = lease_keys(redis_server.url)
+    with redis_client(redis_server.url) as look:
+        look.delete(key)
+    # The owner notices at its next renewal and stops its copy: a new owner may start one.
+    assert wait_until(lambda: not procfs.is_alive(pid), LEASE_TTL + MARGIN), pid
+    assert "lost by" in owner.log(), owner.log()  # stopped for the loss, not by its idle timeout
+    second = anyio.run(calls, 2)
+    assert [count for count, _ in second] == [1, 2], second
+    assert sum(len(pids) for pids in server_pids(cluster).values()) == 1
+    assert len(lease_keys(redis_server.url)) == 1
+    # Idle (idleTimeout 6 s): stopped, and its lease given up for any replica to take.
+    assert wait_until(lambda: not lease_keys(redis_server.url), 6 + LEASE_TTL + MARGIN)
+    assert sum(len(pids) for pids in server_pids(cluster).values()) == 0
