@@ -23,6 +23,7 @@ that runtimes create and stop on their own. Turn it on for one loop with
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import contextlib
 import enum
@@ -108,6 +109,9 @@ class EventLoop:
         self._services: anyio.abc.TaskGroup | None = None
         self._aloop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        # Submitted jobs the loop has not begun; one wake-up of the loop begins all of them.
+        self._incoming: collections.deque[_Job[Any]] = collections.deque()
+        self._wake_due = False
         self._stop_requested: anyio.Event | None = None
         self._error: BaseException | None = None
         self._stopping = False
@@ -146,6 +150,7 @@ class EventLoop:
         finally:
             EventLoop._by_thread.pop(threading.get_ident(), None)
             self._portal = None
+            self._stranded()
             self._started.set()
 
     async def _main(self) -> None:
@@ -168,6 +173,16 @@ class EventLoop:
             task.cancel()
         if submitted:
             await asyncio.wait(submitted, timeout=_DEFAULT_STOP_TIMEOUT)
+        self._stranded()
+
+    def _stranded(self) -> None:
+        """Fail the jobs submitted too late for the loop to begin them."""
+        while self._incoming:
+            job = self._incoming.popleft()
+            _settle(
+                job.outer,
+                exception=ConnectionError(f"{_describe(job.fn)} was not run: the event loop stopped"),
+            )
 
     def stop(self, timeout: float = _DEFAULT_STOP_TIMEOUT) -> None:
         """Cancel everything on the loop, end it and join its thread. Idempotent."""
@@ -301,11 +316,29 @@ class EventLoop:
         if aloop is None or not self.running:
             raise RuntimeError("the event loop is not running")
         job = _Job(self, aloop, fn, args)
-        try:
-            aloop.call_soon_threadsafe(job.begin)
-        except RuntimeError:  # closed between the check and the call
-            raise RuntimeError("the event loop is not running") from None
+        self._incoming.append(job)
+        # Writing to the loop's wake-up pipe costs a system call and a GIL hand-off: jobs
+        # submitted before the loop got round to the last wake-up ride on it.
+        if not self._wake_due:
+            self._wake_due = True
+            try:
+                aloop.call_soon_threadsafe(self._begin_incoming)
+            except RuntimeError:  # closed between the check and the call
+                self._wake_due = False
+                raise RuntimeError("the event loop is not running") from None
         return job.outer
+
+    def _begin_incoming(self) -> None:
+        # The flag first: a job appended from now on gets a wake-up of its own, or is begun here.
+        self._wake_due = False
+        incoming = self._incoming
+        while incoming:
+            job = incoming.popleft()
+            try:
+                job.begin()
+            except Exception as exc:  # never strand the other jobs
+                logger.exception("the event loop could not begin %s", _describe(job.fn))
+                _settle(job.outer, exception=RuntimeError(f"{_describe(job.fn)} could not begin: {exc!r}"))
 
     def run(self, fn: Callable[..., Awaitable[_T]], *args: Any, timeout: float = _DEFAULT_RUN_TIMEOUT) -> _T:
         """Run ``fn(*args)`` on the loop and wait at most ``timeout`` seconds (finite); on timeout

@@ -328,14 +328,17 @@ class Runtime:
     def _request(self, message: ServerRequest, name: str) -> ToolResult:
         if self._closed:
             return ToolResult.fail(ErrorType.CANCELLED, "the runtime is shut down")
+        # Worked out before sending: once the actor is woken, this thread should be waiting
+        # (not holding the GIL the actor needs).
+        limit = self._wait_limit(message.namespace, message.timeout)
+        wait = min(limit + _CALL_SLACK, threading.TIMEOUT_MAX)
         try:
             self._send(message)
         except Exception as exc:  # the registry could not route it (an actor failed to start)
             logger.exception("runtime: could not send %s", name)
             return ToolResult.fail(ErrorType.EXECUTION, f"{name} could not be sent: {exc}")
-        limit = self._wait_limit(message.namespace, message.timeout)
         try:
-            result: ToolResult = message.reply.result(timeout=min(limit + _CALL_SLACK, threading.TIMEOUT_MAX))
+            result: ToolResult = message.reply.result(timeout=wait)
         except concurrent.futures.TimeoutError:
             message.reply.cancel()
             return ToolResult.fail(ErrorType.TIMEOUT, f"{name} gave no answer within {duration_text(limit)}")

@@ -521,12 +521,14 @@ class ToolsRelisted:
 
 @dataclass(frozen=True)
 class CallDone:
-    """Completion of one call: bookkeeping only (the caller's reply is already set)."""
+    """Completion of one call: bookkeeping only (the caller's reply is set at the same time)."""
 
     call_id: int
     error_type: str | None
     """None when the call succeeded."""
     duration_ms: float = 0.0
+    at: float = 0.0
+    """When it completed (``time.monotonic()``): the server's last activity."""
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import difflib
 import itertools
@@ -71,6 +72,7 @@ from actors.runtime.state import ServerState
 from actors.runtime.telemetry import end_span, instruments, request_span, run_in
 from actors.runtime.timers import TimerService
 from actors.tools import ErrorType, ToolError, ToolResult, ToolSpec, duration_text, validate_inputs
+from actors.tools.schema import compile_input_check
 
 __all__ = ["ServerActor"]
 
@@ -243,6 +245,10 @@ class ServerActor(AnsweringActor):
         self.subscribers: dict[int, _Subscriber] = {}
         self.waiting: dict[int, _Waiting] = {}
         self.in_flight: dict[int, ServerRequest] = {}
+        self.completions: collections.deque[CallDone] = collections.deque()
+        """Calls answered on the loop, for this actor's bookkeeping: read (on this thread) before
+        each message, so a completion costs no wake-up of its own and every message (a status
+        request, an idle check, the next call) sees the counts up to date."""
         self.describe_waiters: list[concurrent.futures.Future[list[ToolSpec]]] = []
         self.start_waiters: list[concurrent.futures.Future[ServerStatus]] = []
         self.stop_waiters: list[concurrent.futures.Future[ServerStatus]] = []
@@ -285,6 +291,8 @@ class ServerActor(AnsweringActor):
     def on_receive(self, message: Any) -> Any:
         # An exception escaping a tell handler would kill this actor and strand its callers.
         try:
+            if self.completions:
+                self._count_completions()
             self._handle(message)
         except Exception as exc:
             logger.exception("%s: error handling %r", self.namespace, type(message).__name__)
@@ -329,8 +337,6 @@ class ServerActor(AnsweringActor):
         """Completions piped back from the loop and the transport's pushed news; news of an
         earlier connection is stale and dropped."""
         match message:
-            case CallDone():
-                self._on_call_done(message)
             case Started(connection=c, info=info, tools=tools, catalog=catalog) if c == self.connection:
                 self._on_started(info, tools, catalog)
             case StartFailed(connection=c, error=error) if c == self.connection:
@@ -483,7 +489,7 @@ class ServerActor(AnsweringActor):
         call_id = next(_call_ids)
         self.in_flight[call_id] = call
         self.last_activity = time.monotonic()
-        ref = self.actor_ref
+        completions = self.completions
         total = self._timeout(call)
         labels = {"namespace": self.namespace, "target": call.target}
         span = request_span(
@@ -500,7 +506,7 @@ class ServerActor(AnsweringActor):
         metrics.in_flight.add(1, labels)
 
         def done(future: concurrent.futures.Future[ToolResult]) -> None:
-            # Runs on the loop thread: answer the caller at once, then tell the actor.
+            # Runs on the loop thread: note the completion for the actor, then answer the caller.
             if (exc := failure(future)) is not None:  # the loop stopped or the task was cancelled
                 result = ToolResult.fail(ErrorType.CANCELLED, str(exc) or type(exc).__name__)
             else:
@@ -513,8 +519,8 @@ class ServerActor(AnsweringActor):
                         "the server was told to cancel it"
                     }
                 )
+            completions.append(CallDone(call_id, result.error_type, result.duration_ms, time.monotonic()))
             settle(call.reply, result)
-            tell(ref, CallDone(call_id, result.error_type, result.duration_ms))
             end_span(span, result.error_type, result.error, result.duration_ms)
             outcome = {**labels, "outcome": result.error_type or "ok"}
             metrics.in_flight.add(-1, labels)
@@ -535,12 +541,17 @@ class ServerActor(AnsweringActor):
         call.reply.add_done_callback(lambda reply: future.cancel() if reply.cancelled() else None)
         future.add_done_callback(done)
 
+    def _count_completions(self) -> None:
+        completions = self.completions
+        while completions:
+            self._on_call_done(completions.popleft())
+
     def _on_call_done(self, done: CallDone) -> None:
         call = self.in_flight.pop(done.call_id, None)
         self.calls += 1
         if done.error_type is not None:
             self.errors += 1
-        self.last_activity = time.monotonic()
+        self.last_activity = max(self.last_activity, done.at)
         if call is not None and logger.isEnabledFor(logging.DEBUG):
             logger.debug(
                 "%s/%s: %s in %.1f ms",
@@ -721,6 +732,13 @@ class ServerActor(AnsweringActor):
         for slot in self.start_waiters:
             settle(slot, status)
         self.start_waiters.clear()
+        self._compile_checks()
+
+    def _compile_checks(self) -> None:
+        """Compile every tool's argument check now, not on each tool's first call (the calls
+        that waited for the start went first)."""
+        for spec in (self.tools or {}).values():
+            compile_input_check(spec)
 
     def _on_start_failed(self, error: str, *, retry: bool) -> None:
         # The adapter closed what it had opened.
@@ -1065,6 +1083,7 @@ class ServerActor(AnsweringActor):
             logger.warning("%s: could not list tools after a change: %s", self.namespace, error)
         else:
             self._learn_tools(tools)
+            self._compile_checks()
         if owed and self.state == ServerState.RUNNING:
             self._relist()
 
@@ -1104,6 +1123,7 @@ class ServerActor(AnsweringActor):
     def _release(self, why: str) -> None:
         # Pykka does not fail reply slots carried inside messages: fail them here, or callers hang.
         self.retired = self.retired or why
+        self._count_completions()
         self._fail_waiting(ErrorType.CANCELLED, why)
         for call in list(self.in_flight.values()):
             settle(call.reply, ToolResult.fail(ErrorType.CANCELLED, why))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -14,6 +15,10 @@ DEFAULT_MAX_ARGUMENT_BYTES = 16 * 1024 * 1024
 
 _MB = 1024 * 1024
 _KB = 1024
+# The longest escape of one character (``\u001f``) in ``json.dumps(..., ensure_ascii=False)``.
+_MOST_PER_CHAR = 6
+# Beyond about this many bits an int has more digits than ``str()`` converts by default.
+_MOST_INT_BITS = 10_000
 
 
 def check_json(value: Any, what: str, *, max_bytes: int | None = DEFAULT_MAX_ARGUMENT_BYTES) -> str | None:
@@ -25,13 +30,18 @@ def check_json(value: Any, what: str, *, max_bytes: int | None = DEFAULT_MAX_ARG
     the limit is refused at once.
     """
     try:
-        _size(value, sys.maxsize if max_bytes is None else max_bytes)
+        size = _size(value, sys.maxsize if max_bytes is None else max_bytes)
     except _Over as over:
         return f"{what} are at least {_amount(over.size)}, over the {_limit(max_bytes)}"
     except _NonStringKey as bad:
         return f"{what} are not JSON-serialisable: object key {bad.key!r} is not a string"
     except (_NotJSON, RecursionError):
         pass  # the encoding below says what is wrong
+    else:
+        # The walk found only what the encoder accepts; escapes at most multiply the size by
+        # six, so small values need no encoding (it would cost more than the walk).
+        if max_bytes is None or size * _MOST_PER_CHAR <= max_bytes:
+            return None
     try:
         # It also refuses circular structures and says so (the walk above just gives up on them).
         encoded = json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
@@ -72,12 +82,14 @@ class _NonStringKey(Exception):
 
 
 class _NotJSON(Exception):
-    """A value of a type JSON has not: the encoder words the error better."""
+    """A value the encoder refuses (a type JSON has not, NaN, a lone surrogate, a huge int):
+    the encoder words the error better."""
 
 
 # The walk is a lower bound of the compact-enough encoding ``json.dumps`` gives (", " and ": "
 # separators), without escapes. It is recursive for speed; a circular structure ends it with a
-# RecursionError, as does nesting deeper than the encoder itself accepts.
+# RecursionError, as does nesting deeper than the encoder itself accepts. It accepts only what
+# the encoder accepts, so a value it measures needs no encoding unless it is near the limit.
 
 
 def _size(value: Any, room: int) -> int:
@@ -89,8 +101,8 @@ def _size(value: Any, room: int) -> int:
     elif value is None or isinstance(value, bool):
         size = 4
     elif isinstance(value, int):
-        size = _digits(value)
-    elif isinstance(value, float):
+        size = _digits(value, room)
+    elif isinstance(value, float) and math.isfinite(value):
         size = len(repr(value))
     else:
         raise _NotJSON
@@ -108,7 +120,7 @@ def _container_size(container: dict[Any, Any] | list[Any] | tuple[Any, ...], roo
         for key in container:
             if not isinstance(key, str):
                 raise _NonStringKey(key)
-            size += len(key) + 2
+            size += len(key) + 2 if key.isascii() else _text_size(key, sys.maxsize)
         items = container.values()
     if size > room:
         raise _Over(size)
@@ -118,7 +130,7 @@ def _container_size(container: dict[Any, Any] | list[Any] | tuple[Any, ...], roo
         if kind is str:
             size += _text_size(item, room - size)
         elif kind is int:
-            size += _digits(item)
+            size += _digits(item, room - size)
         else:
             try:
                 size += _size(item, room - size)
@@ -135,9 +147,16 @@ def _text_size(text: str, room: int) -> int:
     # encoding it, so at most ``room`` characters are ever encoded.
     if text.isascii() or len(text) > room:
         return len(text) + 2
-    return len(text.encode("utf-8", "surrogatepass")) + 2
+    try:
+        return len(text.encode("utf-8")) + 2
+    except UnicodeEncodeError:  # a lone surrogate
+        raise _NotJSON from None
 
 
-def _digits(number: int) -> int:
+def _digits(number: int, room: int) -> int:
     # A lower bound from the bit length: str() of a huge int is slow (and refused past 4300 digits).
-    return max(1, (number.bit_length() - 1) * 30102 // 100000 + 1) + (number < 0)
+    bits = number.bit_length()
+    size = max(1, (bits - 1) * 30102 // 100000 + 1) + (number < 0)
+    if bits > _MOST_INT_BITS and size <= room:
+        raise _NotJSON  # whether the encoder takes it is the encoder's to say
+    return size
