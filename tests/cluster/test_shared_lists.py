@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.cluster.conftest import PREFIX, RedisServer, ReplicaFactory, redis_client
-from tests.gateway.conftest import write_config
+from tests.cluster.conftest import PREFIX, WAIT, RedisServer, ReplicaFactory, redis_client
+from tests.gateway.conftest import serve_args, write_config
 from tests.runtime.conftest import ROOT
 
 SERVERS = [f"s{i}" for i in range(5)]
@@ -77,3 +78,18 @@ def test_replicas_share_the_lists_and_a_never_seen_server_starts_once_in_the_clu
     # Lists are answered from the shared cache: nothing started for them, anywhere.
     assert starts(markers) == dict.fromkeys(SERVERS, 1)
     assert all(not replica.servers() for replica in cluster)
+
+
+def test_cluster_options_need_http_and_a_redis_url(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"s0": counted(tmp_path, "s0")})
+    cases = {
+        ("--cluster", "redis://127.0.0.1:6379/0"): "--cluster and --advertise need --http HOST:PORT",
+        ("--http", "127.0.0.1:1", "--advertise", "http://x/mcp"): "--advertise is for a replica",
+        ("--http", "127.0.0.1:1", "--cluster", "http://127.0.0.1:6379"): "wants redis://HOST:PORT/DB",
+    }
+    for args, said in cases.items():
+        done = subprocess.run(
+            serve_args(config, *args), capture_output=True, text=True, timeout=WAIT, cwd=ROOT, check=False
+        )
+        assert done.returncode == 2 and said in done.stderr, (args, done.returncode, done.stderr)
+    assert not (tmp_path / "starts-s0").exists()
