@@ -430,31 +430,9 @@ def _readable(text: str) -> str:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
-    config, source = resolve_config(args.config)
-    interactive = out.isatty()
-    with _start(config) as rt:
-        out.write(f"mcp-actors: running {len(config.servers)} servers from {source}; Ctrl-C stops\n")
-        out.write("(this only watches them: `mcp-actors serve` serves them to MCP clients)\n")
-        try:
-            from actors.runtime.messages import StartServer  # noqa: PLC0415  (see _start)
-
-            for server in config.servers.values():
-                if not server.lazy_start:
-                    # No call will start a server that may not start lazily: start it now.
-                    rt.registry.tell(StartServer(server.name))
-            while True:
-                table = status_table(rt.status())
-                if interactive:
-                    out.write("\x1b[H\x1b[2J")
-                out.write(time.strftime("%H:%M:%S") + "\n" + table + "\n")
-                out.flush()
-                time.sleep(args.interval)
-        except (KeyboardInterrupt, SystemExit):
-            # Ctrl-C, or SIGTERM (which the runtime turns into SystemExit): a requested stop.
-            out.write("\nshutting down\n")
-            out.flush()
-    out.write("stopped\n")
-    return 0
+    # `run` used to show a status table and serve nothing; it serves now, under its new name.
+    print("mcp-actors: `run` is `serve` now; see `mcp-actors serve --help`", file=sys.stderr)
+    return _serve(args, out)
 
 
 def _serve(args: argparse.Namespace, out: TextIO) -> int:
@@ -626,14 +604,13 @@ def _parser(serve_arguments: bool = True) -> argparse.ArgumentParser:
     prompt.add_argument("--timeout", type=float, default=None, metavar="S")
     prompt.add_argument("--json", action="store_true", help="print the whole ToolResult as JSON")
     prompt.add_argument("--save", metavar="DIR", help="save images and audio to files in DIR")
-    command("run", "run the servers in the foreground with a live status table").add_argument(
-        "--interval", type=float, default=1.0, metavar="S"
-    )
     serve = command("serve", "serve every server as one MCP server (stdio or --http)")
+    run = command("run", "the former name of serve: the same command")
     if serve_arguments:
         from actors.gateway import command as gateway_command  # noqa: PLC0415  (see _serve)
 
         gateway_command.add_arguments(serve)
+        gateway_command.add_arguments(run)
     command("check", "validate a configuration and say what is wrong")
     _add_auth_commands(command)
     demo = commands.add_parser("demo", help="show the runtime at work on the built-in default configuration")
@@ -648,7 +625,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     # The command is the first word that is not an option: the gateway's arguments (and its
     # imports) are needed for `serve` and for the top-level help only.
     named = next((word for word in words if not word.startswith("-")), None)
-    args = _parser(serve_arguments=named in (None, "serve")).parse_args(words)
+    args = _parser(serve_arguments=named in (None, "serve", "run")).parse_args(words)
     handlers = {
         "tools": _tools,
         "call": _call,
