@@ -34,14 +34,18 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+from mcp import Client
 
 from actors.config import load_config
 from actors.gateway import command as gateway_command
+from tests.cluster.conftest import Replica, ReplicaFactory, text_of
 from tests.conftest import wait_until
+from tests.gateway.conftest import fixture, write_config
 from tests.runtime.conftest import ROOT
 from tests.servers.http import free_port
 
@@ -412,13 +416,14 @@ def _post(port: int, headers: dict[str, str]) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _running_nginx(folder: Path, ports: dict[str, int]) -> Iterator[int]:
+def _running_nginx(folder: Path, ports: dict[str, int], extra: str = "") -> Iterator[int]:
     """deploy/nginx.conf served by a real nginx on a free loopback port, in front of ``ports``."""
+    folder.mkdir(parents=True, exist_ok=True)
     listen = free_port()
     temp = "\n".join(
         f"{kind}_temp_path {folder / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
     )
-    conf = local_nginx_conf(folder, ports, extra=temp, listen=listen)
+    conf = local_nginx_conf(folder, ports, extra=temp + "\n" + extra, listen=listen)
     process = subprocess.Popen(
         [nginx(), "-c", str(conf), "-p", str(folder), "-e", str(folder / "error.log"), "-g", "daemon off;"],
         stdin=subprocess.DEVNULL,
@@ -459,3 +464,48 @@ def test_nginx_spreads_stateless_requests_and_keeps_a_session_client_on_one_repl
     # 30 requests spread at random over three replicas all land on one with odds of 3 in 3^30.
     assert len({a["replica"] for a in modern}) >= 2, modern
     assert len({a["replica"] for a in legacy}) == 1, legacy
+
+
+def _calls_counted(replica: Replica) -> float:
+    """The calls a replica has served (``mcp_actors_calls_total`` on its ``/metrics``)."""
+    connection = http.client.HTTPConnection("127.0.0.1", replica.port, timeout=30)
+    try:
+        connection.request("GET", "/metrics")
+        text = connection.getresponse().read().decode()
+    finally:
+        connection.close()
+    return sum(
+        float(line.split()[-1]) for line in text.splitlines() if line.startswith("mcp_actors_calls_total")
+    )
+
+
+async def _echoes(url: str, era: str, count: int) -> list[str | None]:
+    async with Client(url, mode=era) as client:  # type: ignore[arg-type]
+        return [text_of(await client.call_tool("f__echo", {"text": f"{era}-{i}"})) for i in range(count)]
+
+
+def test_mcp_clients_of_both_eras_through_nginx_in_front_of_three_replicas(
+    tmp_path: Path, replicas: ReplicaFactory
+) -> None:
+    started = replicas(3, write_config(tmp_path, {"f": fixture()}))
+    # A replica on loopback accepts only its own Host (DNS-rebinding protection), which one
+    # nginx cannot send to three ports: a hop per replica sets it. Off loopback (compose,
+    # Kubernetes) the replicas take any Host and nginx talks to them directly.
+    hops = {name: free_port() for name in GATEWAY_SERVICES}
+    extra = "".join(
+        f"server {{ listen 127.0.0.1:{hops[name]}; location / {{ proxy_pass http://127.0.0.1:{r.port};"
+        f" proxy_set_header Host 127.0.0.1:{r.port}; proxy_http_version 1.1;"
+        f' proxy_set_header Connection ""; proxy_buffering off; proxy_read_timeout 1h; }} }}\n'
+        for name, r in zip(GATEWAY_SERVICES, started, strict=True)
+    )
+    with _running_nginx(tmp_path / "nginx", hops, extra) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        before = [_calls_counted(r) for r in started]
+        # A 2025-era client's session lives on the replica that opened it: every call must get there.
+        assert anyio.run(_echoes, url, "legacy", 6) == [f"legacy-{i}" for i in range(6)]
+        legacy = [_calls_counted(r) - b for r, b in zip(started, before, strict=True)]
+        assert sorted(legacy) == [0, 0, 6], legacy
+        # Spread at random: 12 calls all land on one of three replicas with odds of 3 in 3^12.
+        assert anyio.run(_echoes, url, "2026-07-28", 12) == [f"2026-07-28-{i}" for i in range(12)]
+        modern = [_calls_counted(r) - b - n for r, b, n in zip(started, before, legacy, strict=True)]
+    assert sum(modern) == 12 and sum(1 for n in modern if n) >= 2, modern
