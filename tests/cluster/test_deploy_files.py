@@ -4,8 +4,9 @@
   key is an error), for `K8S_VERSION`.
 - The compose file: the compose-spec JSON schema `check-jsonschema` carries (vendored, offline).
 - nginx.conf: ``nginx -t`` on the file with the replicas' host names made local (nginx resolves
-  upstream names when it loads a config), and a real nginx serving it in front of three stand-in
-  replicas: 2026-07-28 requests spread, a 2025-era client kept on one. ``.ci/run`` installs
+  upstream names when it loads a config), and a real nginx serving it: in front of three stand-in
+  replicas (2026-07-28 requests spread, a 2025-era client kept on one, the token passed on), and
+  in front of three real replicas on Redis with SDK clients of both eras. ``.ci/run`` installs
   Debian's nginx.
 - Wiring: the gateway arguments parse with the real ``mcp-actors`` parser; the ports, paths,
   secret, config and Redis address agree across the files; the servers config loads.
