@@ -27,10 +27,12 @@ import collections
 import concurrent.futures
 import contextlib
 import enum
+import functools
 import logging
 import math
 import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Generic, Literal, TypeVar
@@ -408,7 +410,9 @@ class _Job(Generic[_T]):
             return
         self.task = self.aloop.create_task(self._run())
         self.loop._tasks.add(self.task)
-        self.outer.add_done_callback(self._forward_cancel)
+        # Weakly: the future must not hold the job (which holds it) in a reference cycle, or
+        # every call leaves garbage for the cycle collector.
+        self.outer.add_done_callback(functools.partial(_forward_cancel, self.aloop, weakref.ref(self.task)))
 
     async def _run(self) -> None:
         # The task settles the caller's future itself, in its last step: a done callback
@@ -433,11 +437,17 @@ class _Job(Generic[_T]):
             if self.task is not None:
                 self.loop._tasks.discard(self.task)
 
-    def _forward_cancel(self, done: concurrent.futures.Future[_T]) -> None:
-        task = self.task
-        if done.cancelled() and task is not None:
-            with contextlib.suppress(RuntimeError):  # the loop has closed meanwhile
-                self.aloop.call_soon_threadsafe(task.cancel)
+
+def _forward_cancel(
+    aloop: asyncio.AbstractEventLoop,
+    task_ref: weakref.ref[asyncio.Task[None]],
+    done: concurrent.futures.Future[Any],
+) -> None:
+    """A submitted job's future was cancelled: cancel its task (if it still runs)."""
+    task = task_ref()
+    if done.cancelled() and task is not None:
+        with contextlib.suppress(RuntimeError):  # the loop has closed meanwhile
+            aloop.call_soon_threadsafe(task.cancel)
 
 
 async def _contained(fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]) -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import difflib
+import functools
 import itertools
 import logging
 import time
+import weakref
 from dataclasses import dataclass
 from enum import Enum
 from types import TracebackType
@@ -537,8 +539,10 @@ class ServerActor(AnsweringActor):
             end_span(span, ErrorType.CONNECTION, str(exc), 0.0)
             self._answer(call, ToolResult.fail(ErrorType.CONNECTION, str(exc)))
             return
-        # A caller that cancels its reply cancels the request at the server.
-        call.reply.add_done_callback(lambda reply: future.cancel() if reply.cancelled() else None)
+        # A caller that cancels its reply cancels the request at the server. Weakly: the reply
+        # holding the request's future, which holds `done`, which holds the call and so the
+        # reply, would be a reference cycle: garbage for the cycle collector on every call.
+        call.reply.add_done_callback(functools.partial(_cancel_with, weakref.ref(future)))
         future.add_done_callback(done)
 
     def _count_completions(self) -> None:
@@ -1145,6 +1149,15 @@ class ServerActor(AnsweringActor):
                 self.adapter.disconnect_future()
             except Exception:
                 logger.debug("%s: could not close on stop", self.namespace, exc_info=True)
+
+
+def _cancel_with(
+    request: weakref.ref[concurrent.futures.Future[Any]], reply: concurrent.futures.Future[Any]
+) -> None:
+    """The caller cancelled ``reply``: cancel the request (if it is still under way)."""
+    future = request()
+    if reply.cancelled() and future is not None:
+        future.cancel()
 
 
 def _reason(exc: BaseException) -> str:
