@@ -57,11 +57,15 @@ tests/%/node_modules: tests/%/package-lock.json
 
 # The cluster tests run a real Redis (Debian's redis-server, which .ci/run installs when missing).
 .PHONY: redis-server
-pytest: redis-server
+# Real servers from Debian that the tests run: redis-server (tests/cluster) and nginx (the deploy
+# files' load balancer). Installed when missing (.ci/need-debian: apt-get, as root or with sudo).
+SYSTEM_DEPS := redis-server nginx
+pytest: $(SYSTEM_DEPS)
+.PHONY: $(SYSTEM_DEPS)
 redis-server:
-	@command -v redis-server >/dev/null || [ -x /usr/bin/redis-server ] || { echo "make test needs" \
-	  "redis-server: the cluster tests run a real Redis. Install it (apt-get install -y redis-server;" \
-	  ".ci/run does), then run make test again." >&2; exit 1; }
+	@bash .ci/need-debian redis-server redis-server
+nginx:
+	@bash .ci/need-debian nginx nginx
 
 # behave exits 0 on zero scenarios: insist that some ran and none failed or were skipped.
 behave: $(STAMP)
