@@ -62,6 +62,8 @@ class Affinity:
         change while it looked does not release."""
         self._namespaces: dict[str, str] = {}
         """Lease name -> namespace, for leases taken here."""
+        self._owners: dict[str, str] = {}
+        """Namespace -> the owner address its requests were last forwarded to."""
         leases.on_lost = self._lost
         leases.on_tick = self._release_idle
 
@@ -74,7 +76,9 @@ class Affinity:
         return cls(Leases(redis_client(url), replica_id, ttl), Forwarder(replica_id, token))
 
     def close(self) -> None:
-        """Release the leases held here (their servers must be stopped by now). Idempotent."""
+        """Release the leases held here (their servers must be stopped by now) and close the
+        clients to other replicas. Idempotent."""
+        self.forwarder.close()
         self.leases.close()
 
     def __enter__(self) -> Affinity:
@@ -160,6 +164,7 @@ class Affinity:
             return ToolResult.fail(ErrorType.CONNECTION, f"cannot look up replica {owner} in Redis: {exc}")
         if not address:
             return None
+        self._owner_is(namespace, address)
         names = self._gateway_now().names
         limit = timeout + _SLACK
         match message:
@@ -176,6 +181,16 @@ class Affinity:
                 return ToolResult.ok({"values": []})
             case _:
                 return ToolResult.fail(ErrorType.VALIDATION, f"{type(message).__name__} cannot be forwarded")
+
+    def _owner_is(self, namespace: str, address: str) -> None:
+        """Note where ``namespace`` is forwarded; the client to a former owner that no other
+        namespace is forwarded to is closed (it moved, or died)."""
+        with self._lock:
+            before = self._owners.get(namespace)
+            self._owners[namespace] = address
+            unused = before is not None and before != address and before not in self._owners.values()
+        if unused and before is not None:
+            self.forwarder.close_address(before)
 
     # ---- on the leases' thread -------------------------------------------------------------
 

@@ -5,6 +5,12 @@ Streamable HTTP client, in the 2026-07-28 era (stateless: one POST per request, 
 with the cluster's bearer token, under the external name the owner serves it by. A header marks
 it forwarded, so the owner serves it itself or refuses it, never forwards it again.
 
+One client per owner address carries every call forwarded there, concurrent ones too (the era is
+stateless per request): opening one per call cost more than the call (a new connection, a new
+session, its task group). It is held by a task on the loop that first forwarded there, dropped
+after a failure that may have broken it (re-opened by the next call), by `Forwarder.close_address`
+when the owner changes, and by `Forwarder.close` on shutdown.
+
 Every outcome is a `ToolResult` in the shape the gateway answers from (a tool call's
 ``content``/``structuredContent``, a read's ``contents``, a prompt's ``messages``); failures are
 classified: ``connection`` with `is_unreachable` true when the owner could not be reached at all
@@ -14,10 +20,14 @@ classified: ``connection`` with `is_unreachable` true when the owner could not b
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import ssl
+import threading
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from types import UnionType
 from typing import Any, TypeVar
 
@@ -26,7 +36,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult
+from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, CallToolResult
 
 from actors.mcp.tls import default_ssl_context
 from actors.tools import ErrorType, ToolResult
@@ -42,11 +52,33 @@ _E = TypeVar("_E", bound=BaseException)
 
 _ERA = "2026-07-28"
 _CONNECT_TIMEOUT = 5.0
+_CLOSE_WAIT = 2.0
+"""Seconds a failed call waits for its broken client's task to say why it ended."""
 
 
 def is_unreachable(result: ToolResult) -> bool:
     """Whether ``result`` says the owner could not be reached: the request never ran there."""
     return bool(result.metadata.get("unreachable"))
+
+
+@dataclass(eq=False)
+class _Link:
+    """The client to one owner address, held open by ``task`` until ``closing`` is set."""
+
+    loop: asyncio.AbstractEventLoop
+    ready: asyncio.Future[Client]
+    closing: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+    failure: BaseException | None = None
+    """Why the client ended on its own (its transport failed), if it did."""
+
+    def close(self) -> None:
+        """Let the holding task leave the client (from any thread)."""
+        if self.loop.is_closed():
+            return
+        # RuntimeError: the loop closed meanwhile, and its tasks went with it.
+        with contextlib.suppress(RuntimeError):
+            self.loop.call_soon_threadsafe(self.closing.set)
 
 
 class Forwarder:
@@ -59,6 +91,75 @@ class Forwarder:
             self._headers["Authorization"] = f"Bearer {token}"
         # Built here, on the caller's thread: never on the event loop that forwards.
         self._ssl: ssl.SSLContext = default_ssl_context()
+        self._lock = threading.Lock()
+        self._links: dict[str, _Link] = {}
+
+    @property
+    def addresses(self) -> list[str]:
+        """The owner addresses a client is open (or opening) to."""
+        with self._lock:
+            return sorted(self._links)
+
+    def close_address(self, address: str) -> None:
+        """Close the client to ``address`` (its owner changed); the next call there opens one."""
+        with self._lock:
+            link = self._links.pop(address, None)
+        if link is not None:
+            link.close()
+
+    def close(self) -> None:
+        """Close every client (on shutdown; from any thread). Idempotent."""
+        with self._lock:
+            links = list(self._links.values())
+            self._links.clear()
+        for link in links:
+            link.close()
+
+    def _drop(self, address: str, link: _Link) -> None:
+        """Close ``link`` if it is still the one to ``address`` (a newer one is left alone)."""
+        with self._lock:
+            if self._links.get(address) is link:
+                del self._links[address]
+        link.close()
+
+    def _link(self, address: str) -> _Link:
+        """The client to ``address`` on the running loop: the open one, or a new one."""
+        loop = asyncio.get_running_loop()
+        stale: _Link | None = None
+        with self._lock:
+            link = self._links.get(address)
+            if link is not None and (link.loop is not loop or (link.task is not None and link.task.done())):
+                stale, link = link, None
+            if link is None:
+                link = _Link(loop, loop.create_future())
+                link.task = loop.create_task(self._hold(address, link), name=f"forward to {address}")
+                self._links[address] = link
+        if stale is not None:
+            stale.close()
+        return link
+
+    async def _hold(self, address: str, link: _Link) -> None:
+        """Open the client to ``address``, hand it over, and keep it open until told to close."""
+        try:
+            async with httpx2.AsyncClient(
+                headers=self._headers,
+                # Each call is bounded by its own timeout (`_send`); the connect is bounded here.
+                timeout=httpx2.Timeout(None, connect=_CONNECT_TIMEOUT),
+                verify=self._ssl,
+            ) as http:
+                transport = streamable_http_client(address, http_client=http, terminate_on_close=False)
+                async with Client(transport, mode=_ERA, cache=None) as client:
+                    link.ready.set_result(client)
+                    await link.closing.wait()
+        except Exception as exc:  # the transport's errors, often in exception groups
+            link.failure = exc
+            logger.debug("the client to %s ended: %s", address, _reason(exc))
+            if not link.ready.done():
+                link.ready.set_exception(exc)
+        finally:
+            with self._lock:
+                if self._links.get(address) is link:
+                    del self._links[address]
 
     async def call_tool(
         self, address: str, name: str, arguments: dict[str, Any], timeout: float
@@ -95,32 +196,34 @@ class Forwarder:
         self, address: str, timeout: float, send: Callable[[Client], Awaitable[ToolResult]]
     ) -> ToolResult:
         start = time.monotonic()
+        link = self._link(address)
         try:
             with anyio.fail_after(timeout):
-                async with httpx2.AsyncClient(
-                    headers=self._headers,
-                    timeout=httpx2.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT)),
-                    verify=self._ssl,
-                ) as http:
-                    transport = streamable_http_client(address, http_client=http, terminate_on_close=False)
-                    async with Client(transport, mode=_ERA, cache=None) as client:
-                        result = await send(client)
+                # Shielded: a caller that gives up does not take the client from the others.
+                client = await asyncio.shield(link.ready)
+                result = await send(client)
         except TimeoutError:
             return ToolResult.fail(
                 ErrorType.TIMEOUT, f"the owner replica at {address} gave no answer within {timeout:g} s"
             )
         except Exception as exc:  # the transport's errors, often in exception groups
-            if _is_connect_failure(exc):
-                return _unreachable(address, exc)
             answered = _found(exc, MCPError)
-            if answered is not None:
+            if answered is not None and answered.error.code != CONNECTION_CLOSED:
                 # The owner answered with an error (a name or URI it does not know, say).
                 kind = (
                     ErrorType.NOT_FOUND if answered.error.code == INVALID_PARAMS else ErrorType.SERVER_ERROR
                 )
                 return ToolResult.fail(kind, answered.error.message)
+            # The client broke: the next call opens a new one. Its task says why (the waiters
+            # hear only "Connection closed"): let it finish, briefly, to classify the failure.
+            self._drop(address, link)
+            if link.task is not None:
+                await asyncio.wait({link.task}, timeout=_CLOSE_WAIT)
+            why = link.failure or exc
+            if _is_connect_failure(exc) or _is_connect_failure(why):
+                return _unreachable(address, why)
             return ToolResult.fail(
-                ErrorType.CONNECTION, f"the owner replica at {address} went away mid-request: {_reason(exc)}"
+                ErrorType.CONNECTION, f"the owner replica at {address} went away mid-request: {_reason(why)}"
             )
         elapsed = (time.monotonic() - start) * 1000.0
         logger.debug("forwarded to %s in %.1f ms", address, elapsed)

@@ -172,6 +172,54 @@ def test_forwarder_calls_reads_gets_a_prompt_and_classifies_failures(tmp_path: P
         assert len(gateway.servers()) == 1
 
 
+def test_forwarder_keeps_one_client_per_owner_for_concurrent_calls_and_reopens_after_a_failure(
+    tmp_path: Path,
+) -> None:
+    config = write_config(tmp_path, {"counter": stdio_server("counter_server")})
+    forwarder = Forwarder("replica-x", TOKEN)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with http_gateway(config, tmp_path / "a", token=TOKEN) as first:
+
+        async def calls() -> None:
+            results = []
+
+            async def one() -> None:
+                results.append(await forwarder.call_tool(first.url, "counter__increment", {}, WAIT))
+
+            async with anyio.create_task_group() as group:
+                for _ in range(20):
+                    group.start_soon(one)
+            assert all(r.success for r in results) and len(results) == 20, results
+            counts = sorted((r.output or {})["structuredContent"]["count"] for r in results)
+            assert counts == list(range(counts[0], counts[0] + 20)), counts
+            # One client carried them all, and is kept for the next call.
+            assert forwarder.addresses == [first.url]
+            again = await forwarder.read_resource(first.url, "counter://value", WAIT)
+            assert again.success and forwarder.addresses == [first.url], again
+            forwarder.close_address(first.url)
+            assert forwarder.addresses == []
+            await forwarder.call_tool(first.url, "counter__increment", {}, WAIT)
+            assert forwarder.addresses == [first.url]
+
+        anyio.run(calls)
+        gone = first.url
+    with http_gateway(config, tmp_path / "b", token=TOKEN) as second:
+
+        async def after_the_owner_died() -> None:
+            # The client opened on another loop is not reused; the one opened here finds nobody.
+            await forwarder.call_tool(gone, "counter__increment", {}, WAIT)  # opens it
+            dead = await forwarder.call_tool(gone, "counter__increment", {}, WAIT)
+            assert dead.error_type == ErrorType.CONNECTION and is_unreachable(dead), dead
+            assert gone not in forwarder.addresses  # dropped: the next call opens a new one
+            moved = await forwarder.call_tool(second.url, "counter__increment", {}, WAIT)
+            assert moved.success and forwarder.addresses == [second.url], moved
+
+        anyio.run(after_the_owner_died)
+    forwarder.close()
+    assert forwarder.addresses == []
+
+
 # ---- whole replicas -----------------------------------------------------------------------
 
 LEASE_TTL = 2.0
