@@ -32,7 +32,7 @@ HOPS = [
     ("sdk_start", "adapter._invoke: transport checks, the request's cancel scope"),
     ("sdk_end", "SDK: mcp.Client.call_tool round trip (server included)"),
     ("result", "transport: content model_dump, CallOutcome; adapter: ToolResult"),
-    ("settled", "loop: portal future -> relay future -> done callback -> settle"),
+    ("settled", "loop: the task settles its future -> done callback -> settle the reply"),
     ("caller", "caller thread wakes from reply.result()"),
 ]
 
