@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
 import mcp_types as types
+import pykka
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
@@ -67,6 +68,7 @@ from actors.runtime.messages import (
     StartServer,
     SubscribeResource,
 )
+from actors.runtime.registry import Route
 from actors.runtime.schema_cache import SchemaCache
 from actors.tools import ErrorType, ToolResult, ToolSpec
 
@@ -164,6 +166,8 @@ class Gateway:
         """Where list changes and resource updates go to ``subscriptions/listen`` streams (a
         cluster's bus fans them out to the other replicas too: `actors.cluster.bus`)."""
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._routes: dict[str, pykka.ActorRef[Any]] = {}
+        """namespace → the actor serving its calls, as the registry said (`_send`)."""
         self._subscriptions: dict[tuple[int, str], ResourceSubscription] = {}
         self._subscribers: dict[tuple[int, str], ServerSession] = {}
         self._listen = ListenHandler(self._bus)
@@ -279,7 +283,7 @@ class Gateway:
         self._seen(ctx)
         ticket = self._busy(namespace, ctx)
         try:
-            self.runtime.registry.tell(message)
+            self._send(message)
             result = await _while_connected(ctx, asyncio.wrap_future(message.reply))
             await self._forwarded(namespace, ticket)
             return result
@@ -291,6 +295,33 @@ class Gateway:
             raise MCPError(types.INTERNAL_ERROR, "the client went away before the answer") from None
         finally:
             self._idle(namespace, ticket)
+
+    def _send(self, message: ServerRequest) -> None:
+        """Tell ``message`` to the actor serving its namespace, skipping the registry when its
+        route is known (a dead route sends it, and later calls, back through the registry)."""
+        if isinstance(message, CallTool):
+            route = self._routes.get(message.namespace)
+            if route is not None:
+                try:
+                    route.tell(message)
+                    return
+                except pykka.ActorDeadError:
+                    self._routes.pop(message.namespace, None)
+            self._learn_route(message.namespace)
+        self.runtime.registry.tell(message)
+
+    def _learn_route(self, namespace: str) -> None:
+        """Ask the registry which actor serves ``namespace``, for the calls after this one."""
+        asked = Route(namespace)
+        routes = self._routes
+
+        def learnt(answer: concurrent.futures.Future[Any]) -> None:
+            # On the registry's thread; a reload that replaced ``routes`` meanwhile drops it.
+            if not answer.cancelled() and answer.exception() is None and answer.result() is not None:
+                routes[namespace] = answer.result()
+
+        asked.reply.add_done_callback(learnt)
+        self.runtime.registry.tell(asked)
 
     async def _forwarded(self, namespace: str, ticket: int) -> None:
         """Let what the backend said during the request (its log messages, which reach us on a
@@ -455,6 +486,8 @@ class Gateway:
         if unprefixed != frozenset(ns for ns, server in before.servers.items() if not server.prefix):
             self.names = ExternalNames(unprefixed)
         self.config = config
+        # A new dict: a route the registry names for the old config after this lands in the old one.
+        self._routes = {}
         self._start_eager(s for ns, s in config.servers.items() if before.servers.get(ns) != s)
         searching = config.tool_search if self._tool_search_option is None else self._tool_search_option
         toggled, self.tool_search = searching != self.tool_search, searching

@@ -15,7 +15,7 @@ import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import asdict
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.to_thread
@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from actors.gateway.gateway import Gateway
+from actors.gateway.pipes import stdio_pipes
 
 __all__ = ["HTTPRefused", "Metrics", "http_app", "is_loopback", "serve_http", "serve_stdio"]
 
@@ -52,11 +53,15 @@ def is_loopback(host: str) -> bool:
 
 
 async def serve_stdio(gateway: Gateway) -> None:
-    """Serve one client on this process's stdin and stdout until it closes them."""
+    """Serve one client on this process's stdin and stdout until it closes them (read and written
+    on this loop when they are pipes: `actors.gateway.pipes`)."""
     gateway.bind(asyncio.get_running_loop())
     try:
-        async with stdio_server() as (read_stream, write_stream):
-            await gateway.server.run(read_stream, write_stream, gateway.initialization_options())
+        async with stdio_pipes() as pipes:
+            stdin, stdout = pipes if pipes is not None else (None, None)
+            # The SDK reads lines and writes and flushes text: all of ``anyio.AsyncFile`` it uses.
+            async with stdio_server(cast(Any, stdin), cast(Any, stdout)) as (read_stream, write_stream):
+                await gateway.server.run(read_stream, write_stream, gateway.initialization_options())
     except* (BrokenPipeError, ConnectionResetError):
         # The client went away while it was owed an answer: a host quitting, not an error.
         logger.info("gateway: the client closed its end of the pipes")
