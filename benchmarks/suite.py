@@ -191,11 +191,14 @@ def per_call_overhead(sizes: Sizes) -> dict[str, Any]:
 
 
 def concurrency(sizes: Sizes) -> dict[str, Any]:
-    """Wall time of 64 concurrent calls of a 0.2 s tool on one server."""
+    """Wall time of 64 concurrent calls of a 0.2 s tool on one server: the message API from a
+    thread, `rt.call_tool` from 64 threads, and the message API from an asyncio host (on the
+    SDK reference's own loop thread), against the SDK's ``asyncio.gather``."""
     n, seconds = sizes.concurrency_calls, sizes.sleep_seconds
     args = {"seconds": seconds}
     ours: list[float] = []
     threaded: list[float] = []
+    hosted: list[float] = []
     reference: list[float] = []
     with SDKLoop() as sdk, Runtime.start(runtime_config(["slow"])) as rt:
         (client,) = sdk.connect(1)
@@ -224,23 +227,46 @@ def concurrency(sizes: Sizes) -> dict[str, Any]:
                 _ok(result)
             return time.perf_counter() - start
 
+        async def host_wall() -> float:
+            # An asyncio host on the SDK's own loop thread: the message API, each reply awaited
+            # with asyncio.wrap_future, gathered as the SDK's calls are.
+            async def one() -> Any:
+                message = CallTool("slow", "sleep", args)
+                rt.registry.tell(message)
+                return await asyncio.wait_for(asyncio.wrap_future(message.reply), 60)
+
+            start = time.perf_counter()
+            for result in await asyncio.gather(*[one() for _ in range(n)]):
+                _ok(result)
+            return time.perf_counter() - start
+
         sdk.run(sdk_wall())
         ours_wall()
         threaded_wall()
+        sdk.run(host_wall())
+        runs = {"ours": ours, "sdk": reference, "threaded": threaded, "host": hosted}
         for rep in range(sizes.concurrency_reps):
-            order = [("ours", ours_wall), ("sdk", lambda: sdk.run(sdk_wall())), ("threaded", threaded_wall)]
+            order = [
+                ("ours", ours_wall),
+                ("sdk", lambda: sdk.run(sdk_wall())),
+                ("host", lambda: sdk.run(host_wall())),
+                ("threaded", threaded_wall),
+            ]
             if rep % 2:
                 order.reverse()
             for name, run in order:
-                {"ours": ours, "sdk": reference, "threaded": threaded}[name].append(run())
+                runs[name].append(run())
         pool.shutdown()
-    return {
+    out: dict[str, Any] = {
         "calls": n,
         "tool_seconds": seconds,
         "message": {"samples_s": ours, **summary(ours)},
         "call_tool_threads": {"samples_s": threaded, **summary(threaded)},
+        "asyncio_host": {"samples_s": hosted, **summary(hosted)},
         "sdk": {"samples_s": reference, **summary(reference)},
     }
+    out["asyncio_host"]["ratio"] = out["asyncio_host"]["median"] / out["sdk"]["median"]
+    return out
 
 
 # ---- isolation ----------------------------------------------------------------------------
