@@ -8,6 +8,10 @@ Streamable HTTP, and through ``fastmcp.server.create_proxy`` (benchmarks/servers
 over stdio and HTTP. Rounds are interleaved: in each round every client makes N sequential
 calls, in an order that rotates from round to round. The issue's target: a gateway call at
 most 1.5 times the direct one.
+
+Beside the latencies, each gateway process's CPU time (all its threads, not its backend's) and
+context switches per call, read from /proc around every round: on a loaded machine, where wall
+times swing with the load, these show what the gateway itself costs.
 """
 
 from __future__ import annotations
@@ -56,9 +60,44 @@ def _listening(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+def _children() -> set[int]:
+    """This process's child processes (Linux /proc; empty elsewhere)."""
+    found = set()
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                    if int(stat[1]) == os.getpid():
+                        found.add(int(entry))
+    return found
+
+
+def _usage(pid: int | None) -> tuple[float, int] | None:
+    """CPU seconds and context switches so far of process ``pid`` (all its threads), if known."""
+    if pid is None:
+        return None
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        cpu = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+        switches = 0
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                for line in Path(f"/proc/{pid}/task/{task}/status").read_text().splitlines():
+                    if "ctxt_switches" in line:
+                        switches += int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return cpu, switches
+
+
 @contextlib.contextmanager
-def _http_server(argv: list[str], port: int, env: dict[str, str]) -> Iterator[str]:
+def _http_server(
+    argv: list[str], port: int, env: dict[str, str], pids: dict[str, int | None] | None = None, key: str = ""
+) -> Iterator[str]:
     process = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    if pids is not None:
+        pids[key] = process.pid
     try:
         deadline = time.monotonic() + WAIT
         while not _listening(port):
@@ -82,7 +121,9 @@ async def _echo_name(client: Any) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _clients(folder: Path) -> AsyncIterator[dict[str, tuple[Any, str]]]:
+async def _clients(folder: Path, pids: dict[str, int | None]) -> AsyncIterator[dict[str, tuple[Any, str]]]:
+    """A connected client per `CLIENTS` key, and its echo tool's name; ``pids`` gets the gateway
+    processes' ids."""
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
@@ -106,24 +147,38 @@ async def _clients(folder: Path) -> AsyncIterator[dict[str, tuple[Any, str]]]:
                 [str(MCP_ACTORS), "serve", "--config", str(config), "--http", f"127.0.0.1:{ours_port}"],
                 ours_port,
                 env,
+                pids,
+                "ours_http",
             )
         )
         targets["fastmcp_http"] = servers.enter_context(
-            _http_server([sys.executable, str(PROXY_SCRIPT), "http", str(fastmcp_port)], fastmcp_port, env)
+            _http_server(
+                [sys.executable, str(PROXY_SCRIPT), "http", str(fastmcp_port)],
+                fastmcp_port,
+                env,
+                pids,
+                "fastmcp_http",
+            )
         )
         async with contextlib.AsyncExitStack() as stack:
             clients: dict[str, tuple[Any, str]] = {}
             for key in CLIENTS:
+                before = _children()
                 client = await stack.enter_async_context(Client(targets[key], mode="legacy"))
                 clients[key] = (client, await _echo_name(client))
+                if key.endswith("_stdio"):
+                    started = _children() - before
+                    pids[key] = started.pop() if len(started) == 1 else None
             yield clients
 
 
 async def _measure(calls: int, rounds: int, warmup: int) -> dict[str, Any]:
     samples: dict[str, list[float]] = {key: [] for key in CLIENTS}
     round_medians: dict[str, list[float]] = {key: [] for key in CLIENTS}
+    pids: dict[str, int | None] = {}
+    used: dict[str, list[float]] = {key: [0.0, 0.0] for key in CLIENTS}  # CPU s, switches
     with tempfile.TemporaryDirectory(prefix="gateway-calls-") as folder:
-        async with _clients(Path(folder)) as clients:
+        async with _clients(Path(folder), pids) as clients:
             for client, name in clients.values():
                 for _ in range(warmup):
                     await client.call_tool(name, {"text": "warm"})
@@ -132,12 +187,17 @@ async def _measure(calls: int, rounds: int, warmup: int) -> dict[str, Any]:
                 for key in order[r % len(order) :] + order[: r % len(order)]:
                     client, name = clients[key]
                     times = []
+                    before = _usage(pids.get(key))
                     for _ in range(calls):
                         start = time.perf_counter()
                         result = await client.call_tool(name, {"text": "hello"})
                         times.append(time.perf_counter() - start)
                         if result.is_error:
                             raise RuntimeError(f"{key}: echo failed: {result.content}")
+                    after = _usage(pids.get(key))
+                    if before is not None and after is not None:
+                        used[key][0] += after[0] - before[0]
+                        used[key][1] += after[1] - before[1]
                     samples[key] += times
                     round_medians[key].append(statistics.median(times))
     out: dict[str, Any] = {"calls_per_round": calls, "rounds": rounds, "clients": {}}
@@ -152,6 +212,9 @@ async def _measure(calls: int, rounds: int, warmup: int) -> dict[str, Any]:
             "ratio": statistics.median(samples[key]) / sdk,
             "round_ratio_median": statistics.median(ratios),
         }
+        if pids.get(key) is not None:
+            out["clients"][key]["process_cpu_us_per_call"] = used[key][0] / len(ms) * 1e6
+            out["clients"][key]["context_switches_per_call"] = used[key][1] / len(ms)
     return out
 
 
@@ -182,6 +245,12 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"{row['label']:40} median {row['median']:.3f} ms  p95 {row['p95']:.3f} ms  "
             f"ratio to SDK {row['ratio']:.2f} (per round {row['round_ratio_median']:.2f})"
+            + (
+                f"  process CPU {row['process_cpu_us_per_call']:.0f} µs/call, "
+                f"{row['context_switches_per_call']:.1f} switches/call"
+                if "process_cpu_us_per_call" in row
+                else ""
+            )
         )
 
 
