@@ -8,6 +8,12 @@ forwarded to the owner's address (`actors.cluster.forward`). An owner that canno
 died: its member key expired, or nothing answers) keeps its lease until the TTL runs out; the
 request waits for that, within the server's call timeout, then takes the lease and serves here.
 
+A resource followed for clients (a ``resources/subscribe``, a listen stream naming it) is
+followed where the server runs (`Affinity.watch`): here under the lease, else by a listen stream
+held at the owner. That stream only makes the owner follow it at its backend: the owner publishes
+each update on the bus, which reaches this replica's clients as any other replica's event does,
+so nothing is relayed twice and no second copy of the server starts here.
+
 A lease is released when its server has stopped here (idle stop, a failure) with no request of
 it in flight; when it is lost, the local server is stopped, so two never run at once.
 """
@@ -15,6 +21,7 @@ it in flight; when it is lost, the local server is stopped, so two never run at 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections import Counter
@@ -26,19 +33,29 @@ import redis
 from actors.cluster.forward import FORWARDED_HEADER, Forwarder, is_unreachable
 from actors.cluster.lease import DEFAULT_TTL, Claim, Leases, redis_client
 from actors.mcp.config import ServerConfig
-from actors.runtime.messages import CallTool, Complete, GetPrompt, ReadResource, ServerRequest, StopServer
+from actors.runtime.messages import (
+    CallTool,
+    Complete,
+    GetPrompt,
+    ReadResource,
+    ResourceSubscription,
+    ServerRequest,
+    StopServer,
+)
 from actors.runtime.schema_cache import SchemaCache
 from actors.tools import ErrorType, ToolResult
 
 if TYPE_CHECKING:
     from actors.gateway.gateway import Gateway
 
-__all__ = ["DEFAULT_TTL", "Affinity", "lease_name"]
+__all__ = ["DEFAULT_TTL", "Affinity", "Following", "lease_name"]
 
 logger = logging.getLogger(__name__)
 
 _STOPPED = frozenset({"idle", "stopped", "failed"})
 _STATUS_TIMEOUT = 5.0
+_WATCH_READY = 10.0
+"""Seconds `Affinity.watch` waits for the resource to be followed before it returns anyway."""
 _SLACK = 5.0
 """Seconds beyond a server's call timeout that a forwarded request may take (the hop itself)."""
 
@@ -154,6 +171,66 @@ class Affinity:
             with self._lock:
                 self._in_flight[namespace] -= 1
 
+    async def watch(
+        self, namespace: str, uri: str, local: Callable[[], Awaitable[ResourceSubscription]]
+    ) -> Following:
+        """Follow ``uri`` of ``namespace`` where its server runs: ``local()`` here while this
+        replica holds the lease, else a listen stream at the owner; re-routed when the owner
+        changes, until the result is cancelled. Returns once it is followed (or after a bound)."""
+        loop = asyncio.get_running_loop()
+        ready = asyncio.Event()
+        task = loop.create_task(self._follow(namespace, uri, local, ready), name=f"follow {uri}")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(ready.wait(), _WATCH_READY)
+        return Following(loop, task)
+
+    async def _follow(
+        self,
+        namespace: str,
+        uri: str,
+        local: Callable[[], Awaitable[ResourceSubscription]],
+        ready: asyncio.Event,
+    ) -> None:
+        server = self._config(namespace)
+        if server is None:
+            ready.set()
+            return
+        name = lease_name(server)
+        loop = asyncio.get_running_loop()
+        here: ResourceSubscription | None = None
+        try:
+            while True:
+                try:
+                    mine = self.leases.holds(name)
+                    owner = self.leases.replica_id
+                    if not mine:
+                        claim: Claim = await asyncio.wrap_future(self.leases.claim(name))
+                        mine, owner = claim.mine, claim.owner
+                    if mine:
+                        with self._lock:
+                            self._namespaces[name] = namespace
+                        here = await local()
+                        ready.set()
+                        # Followed here while the lease is; once lost, the server stopped here.
+                        while self.leases.holds(name):
+                            await asyncio.sleep(self.leases.ttl / 4)
+                        loop.run_in_executor(None, here.cancel)
+                        here = None
+                        continue
+                    address = await asyncio.wrap_future(self.leases.address_of(owner))
+                    if address:
+                        self._owner_is(namespace, address)
+                        await self.forwarder.listen(address, uri, ready.set)
+                except (redis.RedisError, RuntimeError) as exc:
+                    logger.debug("cannot route the following of %s now: %s", uri, exc)
+                except Exception:
+                    logger.exception("following %s failed; retrying", uri)
+                ready.set()  # followed or not, the subscriber is not kept waiting
+                await asyncio.sleep(self.leases.ttl / 4)
+        finally:
+            if here is not None:
+                loop.run_in_executor(None, here.cancel)
+
     async def _forward(
         self, namespace: str, message: ServerRequest, owner: str, timeout: float
     ) -> ToolResult | None:
@@ -237,6 +314,22 @@ class Affinity:
     def _config(self, namespace: str) -> ServerConfig | None:
         gateway = self._gateway
         return gateway.config.servers.get(namespace) if gateway is not None else None
+
+
+class Following:
+    """A resource followed across replicas (`Affinity.watch`); `cancel` ends it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[None]) -> None:
+        self._loop = loop
+        self._task = task
+
+    def cancel(self) -> bool:
+        """Stop following (from any thread)."""
+        if self._loop.is_closed():
+            return False
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            self._loop.call_soon_threadsafe(self._task.cancel)
+        return True
 
 
 def _timeout_of(message: ServerRequest, server: ServerConfig) -> float:

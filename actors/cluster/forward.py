@@ -192,6 +192,23 @@ class Forwarder:
 
         return await self._send(address, timeout, send)
 
+    async def listen(self, address: str, uri: str, acked: Callable[[], None]) -> None:
+        """Hold a ``subscriptions/listen`` stream naming ``uri`` at ``address`` (``acked()``
+        once it is in place) until it ends, fails, or this is cancelled. Its events are not read
+        for anyone: the owner publishes them on the bus, which reaches this replica anyway."""
+        link = self._link(address)
+        try:
+            with anyio.fail_after(_CONNECT_TIMEOUT * 2):
+                client = await asyncio.shield(link.ready)
+            async with client.listen(resource_subscriptions=[uri]) as stream:
+                acked()
+                async for _ in stream:
+                    pass
+        except Exception as exc:  # the transport's errors, often in exception groups
+            logger.debug("the listen stream for %s at %s ended: %s", uri, address, _reason(exc))
+            if _found(exc, MCPError) is None:
+                self._drop(address, link)
+
     async def _send(
         self, address: str, timeout: float, send: Callable[[Client], Awaitable[ToolResult]]
     ) -> ToolResult:

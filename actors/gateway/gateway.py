@@ -49,7 +49,7 @@ from mcp.shared.subscriptions import (
 from actors.config import RuntimeConfig, load_config
 from actors.gateway.external import ExternalNames
 from actors.gateway.search import CALL_TOOL, DEFAULT_LIMIT, MAX_LIMIT, META_TOOLS, SEARCH_TOOLS, ToolIndex
-from actors.gateway.watches import ResourceWatches
+from actors.gateway.watches import Followed, ResourceWatches
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
 from actors.mcp.names import external_name
@@ -140,6 +140,10 @@ class AffinityRouter(Protocol):
         self, ctx: Any, namespace: str, message: ServerRequest, local: Callable[[], Awaitable[ToolResult]]
     ) -> ToolResult: ...
 
+    async def watch(
+        self, namespace: str, uri: str, local: Callable[[], Awaitable[ResourceSubscription]]
+    ) -> Followed: ...
+
 
 class Gateway:
     """One MCP server in front of a `Runtime`'s registry."""
@@ -168,7 +172,6 @@ class Gateway:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._routes: dict[str, pykka.ActorRef[Any]] = {}
         """namespace → the actor serving its calls, as the registry said (`_send`)."""
-        self._subscriptions: dict[tuple[int, str], ResourceSubscription] = {}
         self._subscribers: dict[tuple[int, str], ServerSession] = {}
         self._listen = ListenHandler(self._bus)
         self._watches = ResourceWatches(self._watch)
@@ -534,19 +537,18 @@ class Gateway:
     async def _subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
         self._seen(ctx)
         uri = str(params.uri)
-        namespace = await self._owner_of(uri)
-        session = ctx.session
-
-        def updated(changed: str) -> None:
-            self._send_soon(session.send_resource_updated(changed))
-            self._send_soon(self._bus.publish(ResourceUpdated(changed)))  # other replicas' clients
-
-        subscription: ResourceSubscription = await self._ask(SubscribeResource(namespace, uri, updated))
-        old = self._subscriptions.pop((id(session), uri), None)
-        self._subscriptions[(id(session), uri)] = subscription
-        self._subscribers[(id(session), uri)] = session
-        if old is not None:
-            await asyncio.to_thread(old.cancel)
+        await self._owner_of(uri)  # a URI nobody serves is the client's error
+        key = (id(ctx.session), uri)
+        if key in self._subscribers:
+            return types.EmptyResult()
+        # One backend subscription per URI, shared with listen streams (`_watch`).
+        self._subscribers[key] = ctx.session
+        try:
+            await self._watches.hold([uri])
+        except BaseException:
+            self._subscribers.pop(key, None)
+            self._watches.release([uri])
+            raise
         return types.EmptyResult()
 
     async def _listen_stream(
@@ -560,27 +562,39 @@ class Gateway:
         finally:
             self._watches.release(uris)
 
-    async def _watch(self, uri: str) -> ResourceSubscription | None:
+    async def _watch(self, uri: str) -> Followed | None:
         try:
             namespace = await self._owner_of(uri)
         except MCPError:
             return None  # a URI nobody serves is honoured and never fires, as for any server
 
         def updated(changed: str) -> None:
+            # One publish per backend update: the bus tells this replica's listen streams and
+            # the other replicas; this replica's handshake-era subscribers are told here.
             self._send_soon(self._bus.publish(ResourceUpdated(changed)))
+            self._tell_subscribers(changed)
+
+        def subscribe() -> Awaitable[ResourceSubscription]:
+            return self._ask(SubscribeResource(namespace, uri, updated))
 
         try:
-            subscription: ResourceSubscription = await self._ask(SubscribeResource(namespace, uri, updated))
+            if self._affinity is not None and self._affinity.routes(namespace):
+                return await self._affinity.watch(namespace, uri, subscribe)
+            subscription: ResourceSubscription = await subscribe()
         except Exception as exc:
-            logger.warning("gateway: cannot follow %s at %s for listen streams: %s", uri, namespace, exc)
+            logger.warning("gateway: cannot follow %s at %s: %s", uri, namespace, exc)
             return None
         return subscription
 
+    def _tell_subscribers(self, uri: str) -> None:
+        for (_, subscribed), session in list(self._subscribers.items()):
+            if subscribed == uri:
+                self._send_soon(session.send_resource_updated(uri))
+
     async def _unsubscribe(self, ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
-        subscription = self._subscriptions.pop((id(ctx.session), str(params.uri)), None)
-        self._subscribers.pop((id(ctx.session), str(params.uri)), None)
-        if subscription is not None:
-            await asyncio.to_thread(subscription.cancel)
+        uri = str(params.uri)
+        if self._subscribers.pop((id(ctx.session), uri), None) is not None:
+            self._watches.release([uri])
         return types.EmptyResult()
 
     # ---- prompts and completion ------------------------------------------------------------
@@ -705,9 +719,7 @@ class Gateway:
         """An event another replica published, for this gateway's handshake-era clients (its
         bus hands it to ``subscriptions/listen`` streams itself). On any thread."""
         if isinstance(event, ResourceUpdated):
-            sessions = [s for (_, uri), s in list(self._subscribers.items()) if uri == event.uri]
-            for session in sessions:
-                self._send_soon(session.send_resource_updated(event.uri))
+            self._tell_subscribers(event.uri)
             return
         self._notify_sessions(next(kind for kind, known in _EVENTS.items() if known == event))
 

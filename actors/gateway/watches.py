@@ -1,8 +1,10 @@
-"""`ResourceWatches`: backend subscriptions held for ``subscriptions/listen`` streams.
+"""`ResourceWatches`: backend subscriptions held for ``subscriptions/listen`` streams and
+handshake-era ``resources/subscribe`` sessions.
 
-A 2026-07-28 client names the resources it wants updates of in its listen request. The gateway
-subscribes to each one at the backend that serves it while at least one stream wants it (one
-backend subscription however many streams share a URI); the backend's updates go on the
+A 2026-07-28 client names the resources it wants updates of in its listen request; a
+handshake-era client subscribes to each. The gateway subscribes to each one at the backend that
+serves it while at least one stream or session wants it (one backend subscription however many
+share a URI, so each backend update is published once); the backend's updates go on the
 subscription bus, which delivers each to the streams whose filter names its URI.
 """
 
@@ -12,21 +14,28 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
-from actors.runtime.messages import ResourceSubscription
-
-__all__ = ["ResourceWatches"]
+__all__ = ["Followed", "ResourceWatches"]
 
 logger = logging.getLogger(__name__)
 
-Subscribe = Callable[[str], Awaitable[ResourceSubscription | None]]
+
+class Followed(Protocol):
+    """A URI followed at its backend (a `ResourceSubscription`, or one routed across replicas)."""
+
+    def cancel(self) -> object:
+        """Stop following it (blocks: called on a worker thread)."""
+
+
+Subscribe = Callable[[str], Awaitable[Followed | None]]
 """Subscribes to a URI at its backend; None when no backend serves it (it then never fires)."""
 
 
 @dataclass
 class _Held:
     streams: int
-    subscription: asyncio.Task[ResourceSubscription | None]
+    subscription: asyncio.Task[Followed | None]
 
 
 class ResourceWatches:
@@ -69,7 +78,7 @@ class ResourceWatches:
                 held.subscription.add_done_callback(_unsubscribe)
 
 
-def _unsubscribe(task: asyncio.Task[ResourceSubscription | None]) -> None:
+def _unsubscribe(task: asyncio.Task[Followed | None]) -> None:
     if task.cancelled() or task.exception() is not None:
         return
     subscription = task.result()

@@ -139,3 +139,109 @@ def test_a_resource_update_on_one_replica_reaches_subscribers_on_another(
     anyio.run(session)
     for told in news.values():
         assert told.uris and set(told.uris) == {COUNTER_URI}, told.uris
+
+
+SILENCE = 1.5
+"""Seconds a test waits after an update to see that no duplicate of it follows."""
+
+
+async def _subscribed(client: Client, era: str, told: Told, *, task_status: Any) -> None:
+    """Subscribed to the counter (resources/subscribe, or a listen stream) until cancelled;
+    each update it hears is noted in ``told``."""
+    if era == "legacy":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            await client.subscribe_resource(COUNTER_URI)
+        task_status.started()
+        await anyio.sleep_forever()
+    async with client.listen(resource_subscriptions=[COUNTER_URI]) as events:
+        task_status.started()
+        async for event in events:
+            if isinstance(event, ResourceUpdated):
+                told.told(event.uri)
+
+
+def _legacy(url: str, told: Told) -> Client:
+    return Client(url, mode="legacy", message_handler=told.handler)
+
+
+def test_one_backend_update_is_heard_once_by_each_subscriber_on_every_replica(
+    tmp_path: Path, replicas: ReplicaFactory
+) -> None:
+    config = write_config(tmp_path, {"s": stdio_server("surface_server")})
+    here, there = replicas(2, config)
+    method = "notifications/resources/updated"
+    # Here: two handshake-era sessions and a listen stream on one URI (one backend update);
+    # there: one of each era, told through Redis.
+    told = {name: Told(method) for name in ("old-1", "old-2", "new", "there-old", "there-new")}
+
+    async def session() -> None:
+        async with (
+            _legacy(here.url, told["old-1"]) as old_1,
+            _legacy(here.url, told["old-2"]) as old_2,
+            Client(here.url, mode="2026-07-28") as new,
+            _legacy(there.url, told["there-old"]) as there_old,
+            Client(there.url, mode="2026-07-28") as there_new,
+            anyio.create_task_group() as tasks,
+        ):
+            for name, client, era in (
+                ("old-1", old_1, "legacy"),
+                ("old-2", old_2, "legacy"),
+                ("new", new, "2026-07-28"),
+                ("there-old", there_old, "legacy"),
+                ("there-new", there_new, "2026-07-28"),
+            ):
+                await tasks.start(_subscribed, client, era, told[name])
+            assert not (await old_1.call_tool("s__bump", {})).is_error
+            with anyio.move_on_after(WAIT):
+                for each in told.values():
+                    await each.heard.wait()
+            assert all(each.heard.is_set() for each in told.values()), {n: e.uris for n, e in told.items()}
+            await anyio.sleep(SILENCE)  # a duplicate would come right behind the first
+            tasks.cancel_scope.cancel()
+
+    try:
+        anyio.run(session)
+    except BaseExceptionGroup as group:
+        leaf: BaseException = group
+        while isinstance(leaf, BaseExceptionGroup):
+            leaf = leaf.exceptions[0]
+        raise leaf from None
+    heard = {name: len(each.uris) for name, each in told.items()}
+    assert heard == dict.fromkeys(told, 1), heard
+    assert len(here.servers()) == 1
+
+
+def test_a_single_affinity_servers_resource_is_followed_at_its_owner_only(
+    tmp_path: Path, replicas: ReplicaFactory
+) -> None:
+    config = write_config(tmp_path, {"s": stdio_server("surface_server", affinity="single")})
+    owner, other = replicas(2, config)
+    method = "notifications/resources/updated"
+    told = {"old": Told(method), "new": Told(method)}
+
+    async def session() -> None:
+        async with (
+            Client(owner.url, mode="2026-07-28") as bumper,
+            _legacy(other.url, told["old"]) as old,
+            Client(other.url, mode="2026-07-28") as new,
+            anyio.create_task_group() as tasks,
+        ):
+            assert not (await bumper.call_tool("s__subscribed", {})).is_error  # the owner now
+            await tasks.start(_subscribed, old, "legacy", told["old"])
+            await tasks.start(_subscribed, new, "2026-07-28", told["new"])
+            # The other replica follows it at the owner: no second copy of the server.
+            assert not other.servers()
+            with anyio.fail_after(WAIT):
+                while not all(each.heard.is_set() for each in told.values()):
+                    # A bump through the other replica: forwarded to the owner.
+                    assert not (await new.call_tool("s__bump", {})).is_error
+                    with anyio.move_on_after(BUMP_EVERY):
+                        for each in told.values():
+                            await each.heard.wait()
+            tasks.cancel_scope.cancel()
+
+    anyio.run(session)
+    for each in told.values():
+        assert set(each.uris) == {COUNTER_URI}, each.uris
+    assert len(owner.servers()) == 1 and not other.servers()
