@@ -22,9 +22,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
+import redis
 from mcp.shared.subscriptions import ServerEvent
 
+from actors.cluster.affinity import lease_name
 from actors.cluster.bus import RedisSubscriptionBus
+from actors.cluster.lease import Leases, redis_client
 from actors.cluster.link import RedisLink
 from actors.cluster.members import Membership
 from actors.cluster.schema_store import LEARNING_TTL, RedisSchemaStore
@@ -54,6 +57,16 @@ class _Served(Protocol):
 def new_replica_id() -> str:
     """``<hostname>:<pid>:<random>``: unique even when a pid is reused in another container."""
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+class _NoLeases:
+    """No leases needed (no single-affinity server to learn)."""
+
+    def __enter__(self) -> _NoLeases:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
 
 
 class ClusterReplica:
@@ -92,14 +105,21 @@ class ClusterReplica:
         """Before serving, on the caller's thread: read the shared schema entries of
         ``config``'s servers, and have each server nobody has listed yet started once in the
         whole cluster to learn its lists (by this replica if it claims it first, else wait,
-        at most ``timeout``, for the one that did). Without Redis every replica learns its own."""
+        at most ``timeout``, for the one that did). Without Redis every replica learns its own.
+        A single-affinity server is learnt only under its lease (it runs on one replica at a
+        time); one that runs on another replica is not started here, nor waited for."""
         unknown = self.store.pull(config.servers.values(), _PULL_TIMEOUT)
         deadline = time.monotonic() + timeout
         while unknown:
             mine = [server for server in unknown if self.store.claim(server, self.id, _PULL_TIMEOUT)]
-            if mine:
-                # Within the claim's lifetime: a claim that expired lets another replica learn too.
-                self._learn(config, mine, min(LEARNING_TTL * 0.8, max(1.0, deadline - time.monotonic())))
+            with self._leases(mine) as leases:
+                owned = self._owned_elsewhere(mine, leases)
+                learn = [server for server in mine if server not in owned]
+                if learn:
+                    # Within the claim's lifetime: a claim that expired lets another replica learn too.
+                    self._learn(config, learn, min(LEARNING_TTL * 0.8, max(1.0, deadline - time.monotonic())))
+            for server in owned:
+                self.store.release(server, self.id)
             others = [server for server in unknown if server not in mine]
             if not others or time.monotonic() >= deadline or self._stop.wait(_POLL):
                 if others:
@@ -109,6 +129,30 @@ class ClusterReplica:
                     )
                 return
             unknown = self.store.pull(others, _PULL_TIMEOUT)
+
+    def _leases(self, servers: list[ServerConfig]) -> Leases | _NoLeases:
+        """Leases to learn ``servers`` under, if any is single-affinity (released on exit)."""
+        if not any(server.affinity == "single" for server in servers):
+            return _NoLeases()
+        return Leases(redis_client(self.url), self.id, LEARNING_TTL)
+
+    def _owned_elsewhere(self, servers: list[ServerConfig], leases: Leases | _NoLeases) -> list[ServerConfig]:
+        """The single-affinity ``servers`` whose lease this replica could not take (held by
+        another replica, which runs them, or Redis away): not started here to learn them."""
+        owned = []
+        for server in servers:
+            if server.affinity != "single" or not isinstance(leases, Leases):
+                continue
+            try:
+                claim = leases.claim(lease_name(server)).result(_PULL_TIMEOUT)
+            except (redis.RedisError, RuntimeError, TimeoutError) as exc:
+                logger.warning("cluster: cannot take the lease of %s to learn it: %s", server.name, exc)
+                owned.append(server)
+                continue
+            if not claim.mine:
+                logger.info("cluster: %s runs on replica %s: not learnt here", server.name, claim.owner)
+                owned.append(server)
+        return owned
 
     def _learn(self, config: RuntimeConfig, servers: list[ServerConfig], timeout: float) -> None:
         names = ", ".join(server.name for server in servers)

@@ -17,6 +17,10 @@ import anyio
 import pytest
 from mcp import Client
 
+from actors.cluster.affinity import lease_name
+from actors.cluster.lease import Leases
+from actors.cluster.lease import redis_client as lease_client
+from actors.config import load_config
 from tests.cluster.conftest import PREFIX, WAIT, RedisServer, ReplicaFactory, redis_client
 from tests.gateway.conftest import serve_args, write_config
 from tests.runtime.conftest import ROOT
@@ -93,3 +97,24 @@ def test_cluster_options_need_http_and_a_redis_url(tmp_path: Path) -> None:
         )
         assert done.returncode == 2 and said in done.stderr, (args, done.returncode, done.stderr)
     assert not (tmp_path / "starts-s0").exists()
+
+
+def test_a_never_seen_single_affinity_server_is_learnt_only_under_its_lease(
+    tmp_path: Path, redis_server: RedisServer, replicas: ReplicaFactory
+) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir(exist_ok=True)
+    servers = {ns: {**counted(markers, ns), "affinity": "single"} for ns in SERVERS[:2]}
+    config = write_config(tmp_path, servers)
+    held = next(iter(load_config(config).servers.values()))
+    # Another replica runs s0: its lease is held (and renewed) in Redis.
+    with Leases(lease_client(redis_server.url), "replica-elsewhere", 5.0) as elsewhere:
+        assert elsewhere.claim(lease_name(held)).result(WAIT).mine
+        (replica,) = replicas(1, config)
+        # s0 was not started here to learn it; s1, whose lease was free, was (under the lease,
+        # given back once learnt).
+        assert starts(markers) == {"s0": 0, "s1": 1, **dict.fromkeys(SERVERS[2:], 0)}
+        assert elsewhere.holds(lease_name(held))
+    with redis_client(redis_server.url) as client:
+        assert not list(client.scan_iter(match=f"{PREFIX}lease:s1:*"))
+    assert not replica.servers()
