@@ -4,8 +4,16 @@ A `SchemaCache` (the runtime takes it as one) whose local folder is both the mir
 and the fallback when Redis is away. Redis holds ``mcp-actors:schema:<SchemaCache.key>``: the
 same JSON as a cache file. What the runtime saves (on a host thread) is written to the folder,
 then handed to the link's thread for Redis; entries of the configured servers are read from
-Redis into the folder at start (on the caller's thread, `pull`) and every few seconds after
+Redis into the folder at start (on the caller's thread, `pull`) and, after that, as they change
 (on the link's thread), so the runtime's reads stay local file reads.
+
+Reading is proportional to change: every write of an entry (a Lua script: atomic) also bumps
+``mcp-actors:schema-version`` and records the new version as the entry's score in the sorted
+set ``mcp-actors:schema-changes``. Every couple of seconds a replica reads the version (one
+small GET); only when it moved does it read the entries that changed since the version it last
+saw. A full resync (every entry of the configured servers, ours written back where Redis has
+none) runs at start, after a reconnect, when the version went back or vanished (Redis lost its
+data), and once a minute in case anything was missed.
 
 ``mcp-actors:learning:<key>`` (SET NX PX) makes a server nobody has seen start once in the
 whole cluster to learn its lists: `claim` it, or wait for the replica that did.
@@ -18,8 +26,10 @@ import logging
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import cast
 
 import redis
 
@@ -34,7 +44,16 @@ __all__ = ["RedisSchemaStore"]
 logger = logging.getLogger(__name__)
 
 _REFRESH = 2.0
-"""Seconds between reads of the shared entries (the link's thread)."""
+"""Seconds between reads of the version, and of the entries that changed (the link's thread)."""
+_FULL_RESYNC = 60.0
+"""Seconds between full reads of the shared entries."""
+_WRITE = """
+redis.call('SET', KEYS[1], ARGV[1])
+local version = redis.call('INCR', KEYS[2])
+redis.call('ZADD', KEYS[3], version, KEYS[1])
+return version
+"""
+"""Write an entry and record its change: KEYS = entry, version, changes; ARGV = the JSON."""
 LEARNING_TTL = 30.0
 """How long a replica may take to learn a server before another one may try."""
 
@@ -42,15 +61,29 @@ LEARNING_TTL = 30.0
 class RedisSchemaStore(SchemaCache):
     """A schema cache in ``folder`` (default: the usual one) kept in step with Redis."""
 
-    def __init__(self, link: RedisLink, folder: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        link: RedisLink,
+        folder: str | os.PathLike[str] | None = None,
+        *,
+        refresh: float = _REFRESH,
+        full_resync: float = _FULL_RESYNC,
+    ) -> None:
         super().__init__(folder)
         self.link = link
+        self.full_resync = full_resync
+        self._version_key = link.key("schema-version")
+        self._changes_key = link.key("schema-changes")
+        self._seen = 0
+        """The version up to which this replica has read the changed entries."""
+        self._next_full = 0.0
+        """When (monotonic) the next full resync is due: at the first refresh."""
         self._lock = threading.Lock()
         self._watched: dict[str, ServerConfig] = {}
         self._pending: list[concurrent.futures.Future[object]] = []
         self._held: set[str] = set()
         """Servers being learnt: their entries reach Redis whole, once learnt (`publish`)."""
-        link.every(_REFRESH, self._refresh)
+        link.every(refresh, self._refresh)
         link.on_reconnect(self._catch_up)
 
     def _key(self, config: ServerConfig) -> str:
@@ -75,6 +108,10 @@ class RedisSchemaStore(SchemaCache):
             logger.warning("cluster: schema entries not read from Redis (%s): using the local cache", exc)
         return [config for config in configs if not self._path(config).is_file()]
 
+    def _write(self, client: redis.Redis, key: str, text: str) -> None:
+        """Set entry ``key`` to ``text``, bumping the version (on the link's thread)."""
+        client.eval(_WRITE, 3, key, self._version_key, self._changes_key, text)
+
     def _copy_in(self, client: redis.Redis, configs: list[ServerConfig], *, restore: bool = False) -> None:
         """Redis's entries into the folder; with ``restore``, ours into Redis where it has none."""
         if not configs:
@@ -91,13 +128,35 @@ class RedisSchemaStore(SchemaCache):
             text = self._path(config).read_text(encoding="utf-8")
         except OSError:
             return
-        client.set(self._key(config), text, nx=True)
+        if not client.exists(self._key(config)):
+            self._write(client, self._key(config), text)
 
     def _refresh(self, client: redis.Redis) -> None:
-        # Restoring too: an outage too short for the link to notice may have emptied Redis.
+        """Read what changed since the last refresh; everything, when a full resync is due."""
+        version = _version(client.get(self._version_key))
+        if version == self._seen and time.monotonic() < self._next_full:
+            return
+        if version < self._seen or time.monotonic() >= self._next_full:
+            self._resync(client, version)
+            return
+        changed = cast(
+            "list[tuple[str, float]]",
+            client.zrangebyscore(self._changes_key, f"({self._seen}", "+inf", withscores=True),
+        )
+        with self._lock:
+            watched = {self._key(config): config for config in self._watched.values()}
+        configs = [watched[key] for key, _ in changed if key in watched]
+        self._copy_in(client, configs)
+        self._seen = max([version, *(int(score) for _, score in changed)])
+
+    def _resync(self, client: redis.Redis, version: int) -> None:
+        """Read every entry of the configured servers, and write ours where Redis has none (an
+        outage too short for the link to notice may have emptied Redis)."""
         with self._lock:
             configs = list(self._watched.values())
         self._copy_in(client, configs, restore=True)
+        self._seen = version
+        self._next_full = time.monotonic() + self.full_resync
 
     def _write_file(self, path: Path, text: str) -> None:
         """Write ``text`` to ``path`` unless it holds it already (atomically)."""
@@ -128,7 +187,7 @@ class RedisSchemaStore(SchemaCache):
             if self.key(config) in self._held:
                 return
             self._pending = [f for f in self._pending if not f.done()]
-            self._pending.append(self.link.submit(lambda client: client.set(key, text)))
+            self._pending.append(self.link.submit(lambda client: self._write(client, key, text)))
 
     def hold(self, configs: Iterable[ServerConfig]) -> None:
         """Keep these servers' entries out of Redis until `publish`: while a server is learnt its
@@ -149,11 +208,17 @@ class RedisSchemaStore(SchemaCache):
                 continue  # never learnt: another replica (or the first list) will try
         if entries:
             try:
-                self.link.call(lambda client: client.mset(entries), timeout)
+                self.link.call(lambda client: self._write_all(client, entries), timeout)
             except (redis.RedisError, concurrent.futures.TimeoutError) as exc:
                 logger.warning(
                     "cluster: learnt lists not written to Redis (%s); written when it is back", exc
                 )
+
+    def _write_all(self, client: redis.Redis, entries: dict[str, str]) -> None:
+        pipeline = client.pipeline(transaction=False)
+        for key, text in entries.items():
+            pipeline.eval(_WRITE, 3, key, self._version_key, self._changes_key, text)
+        pipeline.execute()
 
     def flush(self, timeout: float) -> None:
         """Wait (at most ``timeout``) for the entries saved so far to reach Redis or fail."""
@@ -163,7 +228,7 @@ class RedisSchemaStore(SchemaCache):
 
     def _catch_up(self, client: redis.Redis) -> None:
         """Redis is back (perhaps empty): write what it lacks of our entries, read the rest."""
-        self._refresh(client)
+        self._resync(client, _version(client.get(self._version_key)))
 
     # ---- learning a server nobody has seen ---------------------------------------------------
 
@@ -188,3 +253,11 @@ class RedisSchemaStore(SchemaCache):
                 client.delete(key)
 
         self.link.submit(drop)
+
+
+def _version(value: object) -> int:
+    """The global version as read (none yet: 0)."""
+    try:
+        return int(value) if isinstance(value, str | bytes | int) else 0
+    except ValueError:
+        return 0

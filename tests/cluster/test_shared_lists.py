@@ -20,8 +20,14 @@ from mcp import Client
 from actors.cluster.affinity import lease_name
 from actors.cluster.lease import Leases
 from actors.cluster.lease import redis_client as lease_client
+from actors.cluster.link import RedisLink
+from actors.cluster.schema_store import RedisSchemaStore
 from actors.config import load_config
+from actors.mcp.catalog import Catalog
+from actors.runtime.schema_cache import SchemaCache
+from actors.tools import ToolSpec
 from tests.cluster.conftest import PREFIX, WAIT, RedisServer, ReplicaFactory, redis_client
+from tests.conftest import wait_until
 from tests.gateway.conftest import serve_args, write_config
 from tests.runtime.conftest import ROOT
 
@@ -118,3 +124,54 @@ def test_a_never_seen_single_affinity_server_is_learnt_only_under_its_lease(
     with redis_client(redis_server.url) as client:
         assert not list(client.scan_iter(match=f"{PREFIX}lease:s1:*"))
     assert not replica.servers()
+
+
+def test_schema_refresh_reads_only_what_changed_and_resyncs_when_redis_lost_its_data(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    mirrored = {f"m{i}": {"command": sys.executable, "args": ["-c", f"print({i})"]} for i in range(30)}
+    configs = list(load_config({"mcpServers": mirrored}).servers.values())
+    writer_link, reader_link = RedisLink(redis_server.url).start(), RedisLink(redis_server.url).start()
+    try:
+        writer = RedisSchemaStore(writer_link, tmp_path / "writer", refresh=3600.0)
+        reader = RedisSchemaStore(reader_link, tmp_path / "reader", refresh=0.05, full_resync=3600.0)
+        for config in configs:
+            writer.save(config, (), Catalog())
+        writer.flush(WAIT)
+        assert reader.pull(configs, WAIT) == []
+        with redis_client(redis_server.url) as look:
+
+            def calls(stats: dict[str, Any], command: str) -> int:
+                return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
+
+            def refreshes_after(stats: dict[str, Any], count: int) -> bool:
+                return calls(stats, "get") >= count
+
+            # Once the reader has read every change, its refreshes read the version only.
+            assert wait_until(
+                lambda: (
+                    reader._seen == int(look.get(f"{PREFIX}schema-version") or 0) and writer._next_full > 0
+                ),
+                WAIT,
+            )
+            look.config_resetstat()
+            assert wait_until(lambda: refreshes_after(look.info("commandstats"), 5), WAIT)
+            idle = look.info("commandstats")
+            assert calls(idle, "mget") == 0 and calls(idle, "zrangebyscore") == 0, idle
+            # One entry changes: only it is read.
+            changed = configs[7]
+            look.config_resetstat()
+            writer.save(changed, (ToolSpec(name="t", description="new"),), Catalog())
+            writer.flush(WAIT)
+            wanted = (tmp_path / "writer" / f"{SchemaCache.key(changed)}.json").read_text()
+            path = tmp_path / "reader" / f"{SchemaCache.key(changed)}.json"
+            assert wait_until(lambda: path.read_text() == wanted, WAIT)
+            busy = look.info("commandstats")
+            assert calls(busy, "mget") == 1 and calls(busy, "zrangebyscore") == 1, busy
+            # Redis lost its data: the reader notices (the version went back) and writes its
+            # entries back.
+            look.flushdb()
+            assert wait_until(lambda: look.exists(*(reader._key(c) for c in configs)) == 30, WAIT)
+    finally:
+        writer_link.close()
+        reader_link.close()
