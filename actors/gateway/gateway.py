@@ -340,10 +340,13 @@ class Gateway:
 
     def _seen(self, ctx: Any) -> None:
         self._loop = self._loop or asyncio.get_running_loop()
+        # The SDK builds a ServerSession per request, gone once it is answered: keep the
+        # client's connection, which lasts as long as the client (and can notify it).
+        connection = getattr(ctx.session, "_connection", ctx.session)
+        if connection in self._sessions.seen:  # every request after a client's first
+            return
         with self._sessions.lock:
-            # The SDK builds a ServerSession per request, gone once it is answered: keep the
-            # client's connection, which lasts as long as the client (and can notify it).
-            self._sessions.seen.add(getattr(ctx.session, "_connection", ctx.session))
+            self._sessions.seen.add(connection)
 
     def _busy(self, namespace: str, ctx: Any) -> int:
         with self._sessions.lock:
