@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from actors.loop import THREAD_NAME
+from actors.loop import THREAD_NAME, EventLoop
 
 __all__ = ["Collection", "Scheduling", "Stall", "StallSampler"]
 
@@ -202,7 +202,7 @@ class StallSampler:
             frames.clear()
 
     def _note(self, frames: dict[int, FrameType], now: float, gap: float) -> None:
-        loops = {t.ident: t for t in threading.enumerate() if t.name == THREAD_NAME and t.ident}
+        loops = {t.ident: t for t in threading.enumerate() if _is_loop(t) and t.ident}
         for loop_thread in loops.values():
             if loop_thread.native_id is not None and (stat := _schedstat(loop_thread.native_id)):
                 self._sched.append((now, loop_thread.native_id, *stat))
@@ -231,6 +231,15 @@ class StallSampler:
         with self._lock:
             self._stalls.append(stall)
             del self._stalls[: -self._keep]
+
+
+def _is_loop(thread: threading.Thread) -> bool:
+    """The runtime's loop thread, or any other `EventLoop`'s (tests start some of their own,
+    and the watchdog measures every one: each needs its scheduling on record to be judged)."""
+    if thread.name == THREAD_NAME:
+        return True
+    # Thread keeps its target until run() returns: a loop's is its bound _thread_main.
+    return isinstance(getattr(getattr(thread, "_target", None), "__self__", None), EventLoop)
 
 
 def _gil_held(frames: dict[int, FrameType], loops: set[int]) -> str:

@@ -47,6 +47,24 @@ async def _nothing() -> None:
     return None
 
 
+@pytest.mark.loop_lag(limit=5.0, reason="keeps a loop busy on purpose so the sampler has a stall to name")
+def test_a_loop_of_another_name_is_sampled_too(sampler: StallSampler) -> None:
+    # Tests start loops of their own names ("auth-test-loop"): a lag there must be judged on the
+    # same evidence (its scheduling, its stack), not failed for want of it.
+    loop = EventLoop.start("some-test-loop", lag_probe_interval=None)
+    try:
+        started = time.monotonic()
+        loop.run(_spin_on_the_loop, timeout=30)
+        loop.run(_nothing, timeout=30)
+        ended = time.monotonic()
+        time.sleep(0.05)
+    finally:
+        loop.stop()
+    assert sampler.scheduling_between(started + 0.05, ended - 0.05) is not None
+    stalls = sampler.stalls_between(started, ended)
+    assert any("_spin_on_the_loop" in stall.stack for stall in stalls), [s.stack for s in stalls]
+
+
 class Payload:
     pass
 
