@@ -56,6 +56,8 @@ _STOPPED = frozenset({"idle", "stopped", "failed"})
 _STATUS_TIMEOUT = 5.0
 _WATCH_READY = 10.0
 """Seconds `Affinity.watch` waits for the resource to be followed before it returns anyway."""
+_LISTEN_SPAN = 3.0
+"""Seconds a listen stream held at an owner lasts before a new one replaces it."""
 _SLACK = 5.0
 """Seconds beyond a server's call timeout that a forwarded request may take (the hop itself)."""
 
@@ -220,7 +222,7 @@ class Affinity:
                     address = await asyncio.wrap_future(self.leases.address_of(owner))
                     if address:
                         self._owner_is(namespace, address)
-                        await self.forwarder.listen(address, uri, ready.set)
+                        await self._listen_at(address, uri, ready)
                 except (redis.RedisError, RuntimeError) as exc:
                     logger.debug("cannot route the following of %s now: %s", uri, exc)
                 except Exception:
@@ -230,6 +232,37 @@ class Affinity:
         finally:
             if here is not None:
                 loop.run_in_executor(None, here.cancel)
+
+    async def _listen_at(self, address: str, uri: str, ready: asyncio.Event) -> None:
+        """Listen streams naming ``uri`` at ``address``, until one fails. Each is replaced
+        after `_LISTEN_SPAN` by a new one, opened before it ends (the owner follows the URI
+        throughout): a replica that stops waits for its open requests, so no stream from here
+        may hold an owner's shutdown up for longer than that."""
+        current: asyncio.Task[None] | None = None
+        try:
+            while True:
+                acked = asyncio.Event()
+
+                def on_ack(acked: asyncio.Event = acked) -> None:
+                    acked.set()
+                    ready.set()
+
+                fresh = asyncio.ensure_future(self.forwarder.listen(address, uri, on_ack))
+                waiting = asyncio.ensure_future(acked.wait())
+                first = asyncio.FIRST_COMPLETED
+                await asyncio.wait({fresh, waiting}, timeout=_LISTEN_SPAN, return_when=first)
+                waiting.cancel()
+                if current is not None:
+                    current.cancel()
+                current = fresh
+                if fresh.done() or not acked.is_set():
+                    return  # it failed or went unanswered: route again
+                await asyncio.wait({fresh}, timeout=_LISTEN_SPAN)
+                if fresh.done():
+                    return
+        finally:
+            if current is not None:
+                current.cancel()
 
     async def _forward(
         self, namespace: str, message: ServerRequest, owner: str, timeout: float
