@@ -33,6 +33,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 import mcp_types as types
 import pykka
+from mcp.server.connection import allowed_log_levels
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
@@ -288,7 +289,8 @@ class Gateway:
         try:
             self._send(message)
             result = await _while_connected(ctx, asyncio.wrap_future(message.reply))
-            await self._forwarded(namespace, ticket)
+            if _may_log(ctx):
+                await self._forwarded(namespace, ticket)
             return result
         except asyncio.CancelledError:
             message.reply.cancel()
@@ -767,6 +769,15 @@ async def _while_connected(ctx: Any, reply: asyncio.Future[_T]) -> _T:
             return reply.result()
         if await is_disconnected():
             raise _ClientGone
+
+
+def _may_log(ctx: Any) -> bool:
+    """Whether the SDK would send the client log messages on this request: always in the
+    handshake era; in 2026-07-28 only when the request opted in (``_meta`` log level)."""
+    version = getattr(ctx, "protocol_version", None)
+    if not isinstance(version, str):
+        return True
+    return bool(allowed_log_levels(version, ctx.meta if ctx.request_id is not None else None))
 
 
 _LOG_LEVELS = frozenset(("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"))
