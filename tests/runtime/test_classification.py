@@ -89,12 +89,14 @@ def test_the_last_crash_reason_and_its_time_outlive_the_restart() -> None:
 
 
 def test_a_queued_call_that_times_out_says_how_long_the_start_took() -> None:
-    slow = stdio_server("slow_start_server", "1.5")
+    # The start (0.5 s of the server's own, plus the spawn) must end within the call's timeout,
+    # also on a busy machine where a spawn alone can take seconds.
+    slow = stdio_server("slow_start_server", "0.5")
     with Runtime.start(config({"slow": slow})) as rt:
-        result = rt.call_tool("slow/sleep", {"seconds": 30}, timeout=3)
+        result = rt.call_tool("slow/sleep", {"seconds": 30}, timeout=8)
         assert result.error_type == "timeout", result
         error = result.error or ""
-        assert error.startswith("timeout: sleep got no answer within 3 s (")
+        assert error.startswith("timeout: sleep got no answer within 8 s (")
         assert "of it went to starting the server" in error
 
 
