@@ -4,8 +4,9 @@ real MCP servers (tests/servers), with real clients spread round-robin across th
 stateless load balancer would spread them.
 
 Fixtures:
-- ``redis_server``: a `RedisServer` (``.url``, ``.stop()`` kills it, ``.start()`` brings it
-  back on the same port), killed at the end.
+- ``redis_server``: a `RedisServer` (``.url``), one per test module, emptied (FLUSHDB) before
+  each test; ``own_redis``: one of the test's own, for a test that stops it (``.stop()`` kills
+  it, ``.start()`` brings it back on the same port), killed at the end.
 - ``replicas``: a factory, ``replicas(3, config, token_file=None, env=None)``, returning
   started `Replica` processes (``.url``, ``.process``, ``.kill()`` = SIGKILL), each with a
   schema cache folder of its own (what they share goes through Redis, not the disk), all
@@ -120,12 +121,33 @@ def redis_client(url: str) -> redis.Redis:
 
 
 @pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A ``redis-server`` of the test's own, for a test that stops it (an outage): a shared
+    one started again would be a child process the next test did not start."""
     server = RedisServer(tmp_path / "redis").start()
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def _module_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One ``redis-server`` for a test module (starting one per test cost more than the tests)."""
+    server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_server(_module_redis: RedisServer) -> RedisServer:
+    """The module's Redis, empty (FLUSHDB) for each test. A test that stops Redis takes
+    `own_redis` instead."""
+    with redis_client(_module_redis.url) as client:
+        client.flushdb()
+    return _module_redis
 
 
 class Replica(GatewayProcess):

@@ -115,9 +115,14 @@ def test_a_lease_deleted_in_redis_is_lost_and_said_so(
 
 
 def test_redis_gone_fails_claims_at_once_and_loses_held_leases_after_their_ttl(
-    leases: dict[str, Leases], redis_server: RedisServer
+    own_redis: RedisServer,
 ) -> None:
-    a = leases["a"]
+    redis_server = own_redis
+    with Leases(redis_client(redis_server.url), "a", TTL) as a:
+        redis_gone(a, redis_server)
+
+
+def redis_gone(a: Leases, redis_server: RedisServer) -> None:
     lost = lost_events(a)
     assert a.claim("memory").result(WAIT).mine
     redis_server.stop()

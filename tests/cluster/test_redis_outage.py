@@ -27,6 +27,13 @@ from tests.servers.surface_server import COUNTER_URI
 
 pytestmark = pytest.mark.timeout(180)
 
+
+@pytest.fixture
+def redis_server(own_redis: RedisServer) -> RedisServer:
+    """This module stops Redis: a server of each test's own (the replicas use it too)."""
+    return own_redis
+
+
 CALL_TIMEOUT = 20.0
 """What a call may take while Redis is away (it needs nothing of Redis: far less)."""
 OUTAGE_CALLS = 10
