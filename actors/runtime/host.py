@@ -50,7 +50,11 @@ class HostCalls:
         self._jobs: collections.deque[
             tuple[Callable[..., Any], tuple[Any, ...], concurrent.futures.Future[Any]]
         ] = collections.deque()
-        self._cond = threading.Condition()
+        # One lock, two conditions: news wakes the news thread only, a job one handler thread.
+        self._lock = threading.Lock()
+        self._news_ready = threading.Condition(self._lock)
+        self._job_ready = threading.Condition(self._lock)
+        self._delivering = False
         self._stopped = False
         self.dropped = 0
         """News dropped because the queue was full."""
@@ -65,31 +69,39 @@ class HostCalls:
 
     def notify(self, fn: Callable[..., Any], *args: Any) -> None:
         """Run ``fn(*args)`` on the news thread, after the news before it. Never blocks."""
-        with self._cond:
+        with self._lock:
             if self._stopped:
                 return
             if len(self._news) == self._news.maxlen:
                 self.dropped += 1
             self._news.append((fn, args))
-            self._cond.notify_all()
+            self._news_ready.notify()
 
     def delivered(self) -> concurrent.futures.Future[None]:
         """A future that completes once the news queued before this call has been delivered."""
         done: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self.notify(settle, done, None)
-        with self._cond:
-            if self._stopped:
+        with self._lock:
+            # Nothing queued or being delivered: it is all delivered already (the gateway asks
+            # after every call; a barrier through the news thread each time cost a wake-up).
+            if self._stopped or not (self._news or self._delivering):
                 settle(done, None)
+                return done
+            if len(self._news) == self._news.maxlen:
+                self.dropped += 1
+            self._news.append((settle, (done, None)))
+            self._news_ready.notify()
         return done
 
     def _deliver_news(self) -> None:
         while True:
-            with self._cond:
+            with self._lock:
+                self._delivering = False
                 while not self._news and not self._stopped:
-                    self._cond.wait()
+                    self._news_ready.wait()
                 if not self._news:
                     return
                 fn, args = self._news.popleft()
+                self._delivering = True
             try:
                 fn(*args)
             except Exception:
@@ -100,12 +112,12 @@ class HostCalls:
     def submit(self, fn: Callable[..., _T], *args: Any) -> concurrent.futures.Future[_T]:
         """Run ``fn(*args)`` on a handler thread; its future fails at once if stopped."""
         future: concurrent.futures.Future[_T] = concurrent.futures.Future()
-        with self._cond:
+        with self._lock:
             if self._stopped:
                 future.set_exception(RuntimeError("the runtime is shut down"))
                 return future
             self._jobs.append((fn, args, future))
-            self._cond.notify_all()
+            self._job_ready.notify()
         return future
 
     async def call(self, fn: Callable[..., _T], *args: Any, timeout: float) -> _T:
@@ -124,9 +136,9 @@ class HostCalls:
 
     def _run_jobs(self) -> None:
         while True:
-            with self._cond:
+            with self._lock:
                 while not self._jobs and not self._stopped:
-                    self._cond.wait()
+                    self._job_ready.wait()
                 if not self._jobs:
                     return
                 fn, args, future = self._jobs.popleft()
@@ -141,10 +153,11 @@ class HostCalls:
 
     def stop(self, timeout: float = _JOIN_TIMEOUT) -> None:
         """Deliver the news already queued, fail queued requests, end the threads. Idempotent."""
-        with self._cond:
+        with self._lock:
             self._stopped = True
             jobs, self._jobs = list(self._jobs), collections.deque()
-            self._cond.notify_all()
+            self._news_ready.notify_all()
+            self._job_ready.notify_all()
         for _, _, future in jobs:
             settle_exception(future, RuntimeError("the runtime is shut down"))
         for thread in self._threads:
