@@ -8,9 +8,10 @@ OpenTelemetry or the SDK. ``from actors import Runtime`` imports them on the cal
 
 from __future__ import annotations
 
-import importlib
 import logging as _logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from actors.exports import lazy_exports
 
 if TYPE_CHECKING:
     from actors.config import ConfigError, RuntimeConfig, load_config
@@ -107,18 +108,7 @@ _HOMES = {
 
 
 if not TYPE_CHECKING:  # mypy sees the imports above; an unknown name stays an error for it
-
-    def __getattr__(name: str) -> Any:
-        if name not in __all__:
-            raise AttributeError(f"module 'actors' has no attribute {name!r}")
-        # Runs where the name is first used: the importing (caller's) thread, never the loop's.
-        value = getattr(importlib.import_module(_HOMES.get(name, "actors.runtime")), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = lazy_exports(__name__, __all__, _HOMES, default="actors.runtime")
 
 
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())

@@ -9,8 +9,9 @@ messages, the schema cache) does not import the facade, the event loop or the ac
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from actors.exports import lazy_exports
 
 if TYPE_CHECKING:
     from actors.runtime.client import MCPClient, MCPRegistry
@@ -80,15 +81,4 @@ _HOMES = {
 
 
 if not TYPE_CHECKING:  # mypy sees the imports above; an unknown name stays an error for it
-
-    def __getattr__(name: str) -> Any:
-        if name not in __all__:
-            raise AttributeError(f"module 'actors.runtime' has no attribute {name!r}")
-        # Runs where the name is first used: the importing (caller's) thread, never the loop's.
-        value = getattr(importlib.import_module(_HOMES.get(name, "actors.runtime.messages")), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = lazy_exports(__name__, __all__, _HOMES, default="actors.runtime.messages")
