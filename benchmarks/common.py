@@ -5,9 +5,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import http.client
 import math
 import os
+import signal
+import socket
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -258,3 +262,36 @@ async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
     start = time.perf_counter()
     await fn()
     return time.perf_counter() - start
+
+
+# ---- processes the benchmarks start ---------------------------------------------------------
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def answers_healthz(port: int) -> bool:
+    """Whether a gateway on ``port`` answers ``/healthz`` with 200."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.request("GET", "/healthz")
+        return connection.getresponse().status == 200
+    except OSError:
+        return False
+    finally:
+        connection.close()
+
+
+def stop_process(process: subprocess.Popen[Any], wait: float = 60.0) -> None:
+    """SIGTERM (a gateway stops its servers), then SIGKILL if it does not exit within ``wait``."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(wait)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(wait)

@@ -21,7 +21,6 @@ import contextlib
 import json
 import logging
 import os
-import signal
 import socket
 import statistics
 import subprocess
@@ -32,7 +31,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import BENCH_DIR, ROOT, SERVER_SCRIPT, load_average, summary
+from benchmarks.common import BENCH_DIR, ROOT, SERVER_SCRIPT, free_port, load_average, stop_process, summary
 
 MCP_ACTORS = Path(sys.executable).with_name("mcp-actors")
 PROXY_SCRIPT = BENCH_DIR / "servers" / "fastmcp_proxy.py"
@@ -46,12 +45,6 @@ CLIENTS = {
     "fastmcp_stdio": "fastmcp `create_proxy` (stdio)",
     "fastmcp_http": "fastmcp `create_proxy` (HTTP)",
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _listening(port: int) -> bool:
@@ -106,13 +99,7 @@ def _http_server(
             time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(WAIT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(WAIT)
+        stop_process(process, WAIT)
 
 
 async def _echo_name(client: Any) -> str:
@@ -131,7 +118,7 @@ async def _clients(folder: Path, pids: dict[str, int | None]) -> AsyncIterator[d
     backend = {"command": sys.executable, "args": [str(SERVER_SCRIPT)]}
     config.write_text(json.dumps({"mcpServers": {"bench": backend}, "builtin": {"enabled": False}}))
     env = {**os.environ, "MCP_ACTORS_CACHE_DIR": str(folder / "cache"), "FASTMCP_SHOW_SERVER_BANNER": "false"}
-    ours_port, fastmcp_port = _free_port(), _free_port()
+    ours_port, fastmcp_port = free_port(), free_port()
     targets: dict[str, Any] = {
         "sdk": StdioServerParameters(command=sys.executable, args=[str(SERVER_SCRIPT)]),
         "ours_stdio": StdioServerParameters(

@@ -11,12 +11,9 @@ the cache on disk is written) and exits; a fresh one is then started on the same
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import logging
 import os
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -26,31 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from actors import procfs
-from benchmarks.common import ROOT, SERVER_SCRIPT, load_average
+from benchmarks.common import ROOT, SERVER_SCRIPT, answers_healthz, free_port, load_average, stop_process
 
 MCP_ACTORS = Path(sys.executable).with_name("mcp-actors")
 WAIT = 60.0
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _healthy(port: int) -> bool:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    try:
-        connection.request("GET", "/healthz")
-        return connection.getresponse().status == 200
-    except OSError:
-        return False
-    finally:
-        connection.close()
-
-
 def _gateway(config: Path, cache: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [str(MCP_ACTORS), "serve", "--config", str(config), "--http", f"127.0.0.1:{port}"],
         cwd=ROOT,
@@ -59,22 +39,12 @@ def _gateway(config: Path, cache: Path) -> tuple[subprocess.Popen[bytes], int]:
         stdout=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + WAIT
-    while not _healthy(port):
+    while not answers_healthz(port):
         if process.poll() is not None or time.monotonic() > deadline:
-            _stop(process)
+            stop_process(process)
             raise RuntimeError("the gateway did not start")
         time.sleep(0.05)
     return process, port
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(WAIT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(WAIT)
 
 
 async def _time_lists(url: str, rounds: int) -> tuple[float, list[float], int]:
@@ -111,13 +81,13 @@ def measure(servers: int, rounds: int) -> dict[str, Any]:
             while len(list(cache.glob("*.json"))) < servers and time.monotonic() < deadline:
                 time.sleep(0.05)
         finally:
-            _stop(warm)
+            stop_process(warm)
         fresh, port = _gateway(config, cache)
         try:
             first, again, tools = anyio.run(_time_lists, f"http://127.0.0.1:{port}/mcp", rounds)
             started = len(procfs.child_pids(fresh.pid))
         finally:
-            _stop(fresh)
+            stop_process(fresh)
     return {
         "servers": servers,
         "tools": tools,

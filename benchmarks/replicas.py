@@ -26,13 +26,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import http.client
 import json
 import logging
 import os
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -44,7 +41,15 @@ from pathlib import Path
 from typing import Any
 
 from actors import procfs
-from benchmarks.common import ROOT, SERVER_SCRIPT, load_average, percentile
+from benchmarks.common import (
+    ROOT,
+    SERVER_SCRIPT,
+    answers_healthz,
+    free_port,
+    load_average,
+    percentile,
+    stop_process,
+)
 
 MCP_ACTORS = Path(sys.executable).with_name("mcp-actors")
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -52,34 +57,6 @@ SERVERS = 5
 WAIT = 60.0
 IDLE_WINDOW = 5.0
 """Seconds the replicas sit idle while Redis's command count is read (their background load)."""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _healthy(port: int) -> bool:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    try:
-        connection.request("GET", "/healthz")
-        return connection.getresponse().status == 200
-    except OSError:
-        return False
-    finally:
-        connection.close()
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM (the replica stops its servers), then SIGKILL if it does not exit in time."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(WAIT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(WAIT)
 
 
 # ---- processes and their memory --------------------------------------------------------------
@@ -120,7 +97,7 @@ def _tree_kib(pid: int) -> tuple[int, int]:
 @dataclass
 class RedisProcess:
     folder: Path
-    port: int = field(default_factory=_free_port)
+    port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -199,7 +176,7 @@ def _replicas(
     started: list[tuple[subprocess.Popen[bytes], int]] = []
     try:
         for index in range(count):
-            port = _free_port()
+            port = free_port()
             args = [str(MCP_ACTORS), "serve", "--config", str(config), "--http", f"127.0.0.1:{port}"]
             if cluster is not None:
                 args += ["--cluster", cluster]
@@ -216,14 +193,14 @@ def _replicas(
             started.append((process, port))
         deadline = time.monotonic() + WAIT
         for process, port in started:
-            while not _healthy(port):
+            while not answers_healthz(port):
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"a replica did not start (see {folder})")
                 time.sleep(0.05)
         yield started
     finally:
         for process, _ in started:
-            _stop(process)
+            stop_process(process)
 
 
 # ---- the client ------------------------------------------------------------------------------
