@@ -1,0 +1,21 @@
+"""The ``mcp-actors`` command: list and call tools, list and read resources, list and get
+prompts, run and check configurations, log in to remote servers, the demo.
+
+The configuration is ``--config FILE``, else ``$MCP_ACTORS_CONFIG``, else ``./mcp.json``, else
+the built-in default (the demo server and the built-in tools), so every command works out of
+the box. Claude Desktop, Cursor and VS Code files work unchanged.
+
+One module per part: `command` (the command line and `main`), `startup` (the configuration a
+command uses and the runtime it starts), `listing` (``tools``, ``resources``, ``prompts``),
+`calls` (``call``, ``read``, ``prompt``), `output` (tables, results, error lines), `progress`
+(the terminal progress bar), `check`, `auth` (``login``, ``logout``, ``status``), `serve`
+(``serve``, ``run``) and `demo`. A command that runs no server imports no actor, event loop
+or SDK.
+"""
+
+from actors.cli.command import main
+from actors.cli.output import status_table
+from actors.cli.progress import ProgressBar
+from actors.cli.startup import resolve_config
+
+__all__ = ["ProgressBar", "main", "resolve_config", "status_table"]

@@ -1,0 +1,55 @@
+"""``check``: a configuration validated, and each stdio server's command found as the runtime
+would find it, without starting anything."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from actors.cli.auth import write_auth_lines
+from actors.cli.startup import resolve_config
+from actors.mcp.config import ServerConfig
+
+__all__ = ["check_command"]
+
+
+def check_command(args: argparse.Namespace, out: TextIO) -> int:
+    config, source = resolve_config(args.config)
+    builtin = "on" if config.builtin.enabled else "off"
+    out.write(f"{source}: {len(config.servers)} servers, built-in tools {builtin}\n")
+    for server in config.servers.values():
+        where = server.command if server.transport == "stdio" else server.url
+        out.write(f"  {server.name}: {server.transport} {where}\n")
+    write_auth_lines(config, out)
+    for warning in config.warnings:
+        out.write(f"warning: {warning}\n")
+    missing = [problem for server in config.servers.values() if (problem := _command_problem(server))]
+    for problem in missing:
+        print(f"error: {problem}", file=sys.stderr)
+    if missing:
+        return 1
+    out.write("ok\n")
+    return 0
+
+
+def _command_problem(server: ServerConfig) -> str | None:
+    """Why a stdio server's command cannot run here (naming the server), or None: the runtime's
+    own resolution (the server's ``PATH``, a path relative to its ``cwd``), so that ``check`` and
+    a start never disagree."""
+    if server.transport != "stdio" or not server.command:
+        return None
+    # Deferred: the transport modules load only when there is a command to check.
+    from actors.mcp.sdk_options import StdioCommand  # noqa: PLC0415
+    from actors.mcp.stdio_process import resolve_command  # noqa: PLC0415
+    from actors.mcp.transport import StartRefused  # noqa: PLC0415
+
+    try:
+        command = StdioCommand(server.command, server.args, server.env, server.cwd)
+        resolve_command(command, f"server {server.name!r}")
+    except StartRefused as exc:
+        problem = str(exc)
+        if "PATH" in server.env:
+            problem += f" (searched the server's PATH {server.env['PATH']!r})"
+        return problem
+    return None

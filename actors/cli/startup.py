@@ -1,0 +1,43 @@
+"""What every command starts from: the configuration it uses and, for a command that runs
+servers, a runtime of its own.
+
+The configuration is ``--config FILE``, else ``$MCP_ACTORS_CONFIG``, else ``./mcp.json``, else
+the built-in default (the demo server and the built-in tools), so every command works out of
+the box.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from actors.config import RuntimeConfig, load_config
+from actors.demo import default_config
+from actors.runtime.schema_cache import SchemaCache
+
+if TYPE_CHECKING:
+    from actors.runtime import Runtime
+
+__all__ = ["ENV_CONFIG", "resolve_config", "start_runtime"]
+
+ENV_CONFIG = "MCP_ACTORS_CONFIG"
+
+
+def resolve_config(path: str | None) -> tuple[RuntimeConfig, str]:
+    """The configuration to use and where it came from (a path, or ``built-in default``)."""
+    chosen = path or os.environ.get(ENV_CONFIG)
+    if chosen:
+        return load_config(chosen), chosen
+    if Path("mcp.json").is_file():
+        return load_config("mcp.json"), "mcp.json"
+    return load_config(default_config()), "built-in default"
+
+
+def start_runtime(config: RuntimeConfig, cache: SchemaCache | None = None) -> Runtime:
+    """A runtime for one command (SIGTERM unwinds it), with the schema cache if given."""
+    # Deferred: the actors, the event loop and OpenTelemetry load only for a command that runs
+    # servers (this is the command's own thread), not for `--help`, `check` or a cached listing.
+    from actors.runtime import Runtime  # noqa: PLC0415
+
+    return Runtime.start(config, handle_signals=True, schema_cache=cache)
