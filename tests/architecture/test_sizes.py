@@ -20,34 +20,38 @@ MAX_MODULE_LINES = 500
 SERVER_ACTOR = "ServerActor"
 MAX_SERVER_ACTOR_LINES = 300
 
-# (file, class): each is being split by another part of issue 20.
+# (file, class), with the part of issue 20 that splits it ("unassigned": no part was asked to).
 ALLOWED_BIG_CLASSES: frozenset[tuple[str, str]] = frozenset(
-    {
+    [
         ("actors/gateway/gateway.py", "Gateway"),  # the gateway part
         ("actors/mcp/adapter.py", "MCPToolAdapter"),  # the adapter part
         ("actors/mcp/sdk_transport.py", "SDKTransport"),  # the transport part
-        ("actors/robotlib.py", "robotlib"),  # the Robot keyword library (412 lines)
-        ("actors/runtime/facade.py", "Runtime"),  # the facade (406 lines)
+        ("actors/robotlib.py", "robotlib"),  # the Robot keyword library: unassigned
+        ("actors/runtime/facade.py", "Runtime"),  # the facade: unassigned
         ("actors/runtime/server.py", "ServerActor"),  # the lifecycle part
-    }
+    ]
 )
 
-# Files over MAX_MODULE_LINES.
+# Files over MAX_MODULE_LINES, with the part of issue 20 that splits each.
 ALLOWED_BIG_MODULES: frozenset[str] = frozenset(
-    {
+    [
         "actors/gateway/gateway.py",  # the gateway part
         "actors/mcp/adapter.py",  # the adapter part
-        "actors/mcp/auth/provider.py",  # 556 lines
+        "actors/mcp/auth/provider.py",  # unassigned
         "actors/mcp/sdk_transport.py",  # the transport part
-        "actors/runtime/facade.py",  # 506 lines
-        "actors/runtime/messages.py",  # 635 lines
+        "actors/runtime/facade.py",  # unassigned
+        "actors/runtime/messages.py",  # unassigned
         "actors/runtime/server.py",  # the lifecycle part
-        "actors/tools/schema.py",  # 533 lines
-    }
+        "actors/tools/schema.py",  # unassigned
+    ]
 )
 
 # The ServerActor itself (it has one entry or none): the lifecycle part brings it under 300.
-ALLOWED_BIG_SERVER_ACTOR: frozenset[str] = frozenset({"actors/runtime/server.py"})
+ALLOWED_BIG_SERVER_ACTOR: frozenset[str] = frozenset(
+    [
+        "actors/runtime/server.py",
+    ]
+)
 
 
 def test_no_class_is_over_400_lines() -> None:
