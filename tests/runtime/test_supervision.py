@@ -38,6 +38,8 @@ from actors.runtime.server import ServerActor
 from actors.runtime.supervisor import restart_delay
 from actors.tools import ToolError, ToolResult
 from tests.conftest import wait_until
+from tests.runtime.conftest import advance_to
+from tests.runtime.conftest import armed as runtime_armed
 
 WAIT = 10.0
 NS = "ns"
@@ -69,26 +71,7 @@ PACED = {"restartBackoff": 1, "restartBackoffMax": 30, "restartWindow": 600}
 
 
 def armed(rt: Runtime, kind: str) -> float:
-    """Wait until the runtime's ``kind`` timer (idle, health, restart) of NS is armed; its due time.
-
-    The timer service is private to the runtime; tests look at it to know when to advance, since
-    the supervisor arms a timer on its own thread, some time after the server said it is up.
-    """
-    due: float | None = None
-
-    def check() -> bool:
-        nonlocal due
-        due = rt._timers.due((kind, NS))
-        return due is not None
-
-    assert wait_until(check, WAIT), f"no {kind} timer was armed: {status(rt)}"
-    assert due is not None
-    return due
-
-
-def advance_to(clock: ManualClock, due: float) -> None:
-    """Move the clock to ``due``: when it returns, every timer due by then has told its actor."""
-    clock.advance(max(due - clock.monotonic(), 0.0))
+    return runtime_armed(rt, kind, NS)
 
 
 def supervisor_settled(rt: Runtime) -> None:
