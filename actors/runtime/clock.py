@@ -76,7 +76,11 @@ class ManualClock:
             self._listeners.append(listener)
 
     def advance(self, seconds: float) -> float:
-        """Move the clock forward by ``seconds`` (not negative); return the new time."""
+        """Move the clock forward by ``seconds`` (not negative); return the new time.
+
+        Returns after its listeners: a `TimerService` on this clock has by then run every timer
+        due by the new time, so what those timers tell is in the actors' mailboxes.
+        """
         if not seconds >= 0:
             raise ValueError(f"a clock only moves forward, got {seconds!r}")
         with self._lock:

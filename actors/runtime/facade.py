@@ -24,6 +24,7 @@ from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
 from actors.runtime.builtin_actor import DEFAULT_TIMEOUT as BUILTIN_TIMEOUT
 from actors.runtime.builtin_actor import BuiltinActor
+from actors.runtime.clock import Clock
 from actors.runtime.handlers import HostHandlers, LoginHandlers, Roots
 from actors.runtime.host import HostCalls
 from actors.runtime.messages import (
@@ -149,6 +150,7 @@ class Runtime:
         schema_cache: SchemaCache | str | Path | None = None,
         on_lists_changed: Callable[[str, str], None] | None = None,
         login: LoginHandlers | None = None,
+        clock: Clock | None = None,
     ) -> Runtime:
         """Start the actors for ``config`` (a `RuntimeConfig`, a dict in ``mcpServers`` form,
         or a JSON file path). No server process starts until its first call.
@@ -170,6 +172,9 @@ class Runtime:
         is called on a host thread whenever a server's list changes (or it is unregistered).
         ``login`` (`LoginHandlers`): how the host takes part in a remote server's OAuth login;
         without it a server that needs a login fails at once as ``auth``.
+        ``clock`` (`Clock`, the system's by default): what idle stops, health checks, restart
+        backoff, the restart window and call deadlines read the time from; tests pass a
+        `ManualClock` and advance it instead of waiting.
         """
         resolved = RuntimeConfig() if config is None else load_config(config)
         cache = schema_cache if isinstance(schema_cache, SchemaCache | None) else SchemaCache(schema_cache)
@@ -183,7 +188,7 @@ class Runtime:
             host.stop()
             raise
         loop = EventLoop.start()
-        timers = TimerService()
+        timers = TimerService(clock=clock)
         tools = ToolRegistry()
         builtin_ref = None
         try:
@@ -204,6 +209,7 @@ class Runtime:
                 host=host,
                 cache=cache,
                 on_change=on_lists_changed,
+                clock=timers.clock,
             )
         except BaseException:
             timers.stop()

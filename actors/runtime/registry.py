@@ -15,6 +15,7 @@ from actors.mcp.adapter import MCPToolAdapter, TransportSource
 from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
 from actors.runtime.answering import AnsweringActor
+from actors.runtime.clock import Clock
 from actors.runtime.host import HostCalls
 from actors.runtime.messages import (
     CallTool,
@@ -131,8 +132,11 @@ class RegistryActor(AnsweringActor):
         host: HostCalls | None = None,
         cache: SchemaCache | None = None,
         on_change: Callable[[str, str], None] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         super().__init__()
+        self.clock: Clock = clock or timers.clock
+        """What its server actors read the time from (idle, deadlines): the timers' clock unless given."""
         self.cache = cache
         self.on_change = on_change
         self.transports = transports
@@ -237,6 +241,7 @@ class RegistryActor(AnsweringActor):
                 registry=self.actor_ref,
                 host=self.host,
                 known=entry.known,
+                clock=self.clock,
             )
             self.supervisor.tell(Supervise(ns, entry.server, entry.config))
         return entry.server

@@ -8,7 +8,6 @@ import difflib
 import functools
 import itertools
 import logging
-import time
 import weakref
 from dataclasses import dataclass
 from enum import Enum
@@ -22,6 +21,7 @@ from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
 from actors.mcp.transport import RemoteTool, ServerInfo, StartRefused
 from actors.runtime.answering import AnsweringActor
+from actors.runtime.clock import Clock, SystemClock
 from actors.runtime.host import HostCalls
 from actors.runtime.messages import (
     ArmIdle,
@@ -216,8 +216,10 @@ class ServerActor(AnsweringActor):
         registry: pykka.ActorRef[Any] | None = None,
         host: HostCalls | None = None,
         known: CachedLists | None = None,
+        clock: Clock | None = None,
     ) -> None:
         super().__init__()
+        self.clock: Clock = clock or SystemClock()
         self.host = host
         self.config = config
         self.adapter = adapter
@@ -254,7 +256,7 @@ class ServerActor(AnsweringActor):
         self.describe_waiters: list[concurrent.futures.Future[list[ToolSpec]]] = []
         self.start_waiters: list[concurrent.futures.Future[ServerStatus]] = []
         self.stop_waiters: list[concurrent.futures.Future[ServerStatus]] = []
-        self.last_activity = time.monotonic()
+        self.last_activity = self.clock.monotonic()
         self.last_error: str | None = None
         self.last_error_at: float | None = None
         self.restarts = 0
@@ -490,8 +492,8 @@ class ServerActor(AnsweringActor):
         """Send ``call`` with ``timeout`` seconds left of its own; ``waited`` went to a start."""
         call_id = next(_call_ids)
         self.in_flight[call_id] = call
-        self.last_activity = time.monotonic()
-        completions = self.completions
+        self.last_activity = self.clock.monotonic()
+        completions, clock = self.completions, self.clock
         total = self._timeout(call)
         labels = {"namespace": self.namespace, "target": call.target}
         span = request_span(
@@ -521,7 +523,7 @@ class ServerActor(AnsweringActor):
                         "the server was told to cancel it"
                     }
                 )
-            completions.append(CallDone(call_id, result.error_type, result.duration_ms, time.monotonic()))
+            completions.append(CallDone(call_id, result.error_type, result.duration_ms, clock.monotonic()))
             settle(call.reply, result)
             end_span(span, result.error_type, result.error, result.duration_ms)
             outcome = {**labels, "outcome": result.error_type or "ok"}
@@ -582,7 +584,7 @@ class ServerActor(AnsweringActor):
         call_id = next(_call_ids)
         timeout = self._timeout(call)
         key = ("call-deadline", self.namespace, call_id)
-        now = time.monotonic()
+        now = self.clock.monotonic()
         self.waiting[call_id] = _Waiting(call, now, now + timeout, key)
         ref = self.actor_ref
         self.timers.schedule(key, timeout, lambda: tell(ref, CallExpired(call)))
@@ -602,7 +604,7 @@ class ServerActor(AnsweringActor):
 
     def _flush_waiting(self) -> None:
         waiting, self.waiting = self.waiting, {}
-        now = time.monotonic()
+        now = self.clock.monotonic()
         for entry in waiting.values():
             self.timers.cancel(entry.timer_key)
             if entry.call.reply.done():
@@ -668,7 +670,7 @@ class ServerActor(AnsweringActor):
         if self.state == ServerState.RUNNING:
             self._subscribe(gone.uri, subscribe=False)
         if not self.subscribers:
-            self.last_activity = time.monotonic()
+            self.last_activity = self.clock.monotonic()
             self._arm_idle(self.config.idle_timeout)
 
     def _on_resource_updated(self, uri: str) -> None:
@@ -692,7 +694,7 @@ class ServerActor(AnsweringActor):
             return
         self.connection += 1
         self.link = _Link.OPENING
-        self.start_began = time.monotonic()
+        self.start_began = self.clock.monotonic()
         connection = self.connection
         logger.info("%s: starting (%s)", self.namespace, self.config.transport)
 
@@ -721,7 +723,7 @@ class ServerActor(AnsweringActor):
             self._close()
             return
         self.state = ServerState.RUNNING
-        self.last_activity = time.monotonic()
+        self.last_activity = self.clock.monotonic()
         instruments().start_time.record(
             (self.last_activity - self.start_began) * 1000.0, {"namespace": self.namespace}
         )
@@ -932,7 +934,7 @@ class ServerActor(AnsweringActor):
 
     def _note_error(self, reason: str) -> None:
         self.last_error = reason
-        self.last_error_at = time.time()
+        self.last_error_at = self.clock.wall()
 
     def _crashed(self, reason: str) -> None:
         logger.warning("%s: crashed: %s", self.namespace, reason)
@@ -988,7 +990,7 @@ class ServerActor(AnsweringActor):
             # Busy, or someone follows its resources: a stop would cut them off.
             self._arm_idle(self.config.idle_timeout)
             return
-        idle_for = time.monotonic() - self.last_activity
+        idle_for = self.clock.monotonic() - self.last_activity
         remaining = self.config.idle_timeout - idle_for
         if remaining > 0.005:
             self._arm_idle(remaining)

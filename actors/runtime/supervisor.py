@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import random
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 import pykka
 
 from actors.mcp.config import ServerConfig
+from actors.runtime.clock import Clock
 from actors.runtime.messages import (
     ArmIdle,
     GiveUp,
@@ -58,14 +58,26 @@ class SupervisorActor(pykka.ThreadingActor):
     """Schedules `IdleCheck` and `HealthCheck` ticks on one `TimerService`, and restarts
     crashed servers under their policy: permanent and transient restart after a crash,
     temporary never; at most ``maxRestarts`` within ``restartWindow`` seconds, then ``failed``.
+
+    Every time it reads (the ticks, the backoff, the restart window) is the timers' clock, so a
+    test that gives it a `TimerService` on a `ManualClock` drives them all.
     """
 
     use_daemon_thread = True
 
-    def __init__(self, timers: TimerService | None = None, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        timers: TimerService | None = None,
+        rng: random.Random | None = None,
+        *,
+        clock: Clock | None = None,
+    ) -> None:
         super().__init__()
-        self.timers = timers or TimerService()
+        if timers is not None and clock is not None and timers.clock is not clock:
+            raise ValueError("the supervisor reads its timers' clock: pass one or the other")
+        self.timers = timers or TimerService(clock=clock)
         self._own_timers = timers is None
+        self.clock: Clock = self.timers.clock
         self.rng = rng or random.Random()
         self.watched: dict[str, _Watched] = {}
 
@@ -119,7 +131,7 @@ class SupervisorActor(pykka.ThreadingActor):
             # Never restarted, so never given up on: a later call may still start it lazily.
             tell(watched.server, StayDown())
             return
-        now = time.monotonic()
+        now = self.clock.monotonic()
         watched.ends.append(now)
         while watched.ends and now - watched.ends[0] > config.restart_window:
             watched.ends.popleft()

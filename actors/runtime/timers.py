@@ -1,4 +1,10 @@
-"""`TimerService`: keyed timers on one thread with a heap, not a thread per timer."""
+"""`TimerService`: keyed timers on one thread with a heap, not a thread per timer.
+
+Due times are read from a `Clock`. On the `SystemClock` the thread sleeps until the next timer
+is due. On a `ManualClock` nothing comes due until a test advances it: `advance` wakes the thread
+and returns once every timer due by the new time has run its action, so a test that advances
+past a deadline knows the action (an actor's ``tell``) has been sent.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,10 @@ import itertools
 import logging
 import math
 import threading
-import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+
+from actors.runtime.clock import Clock, SystemClock
 
 __all__ = ["TimerService"]
 
@@ -35,7 +42,12 @@ class TimerService:
     repeats) or is cancelled, so keys made per call (a call's deadline) cost nothing after.
     """
 
-    def __init__(self, name: str = "mcp-actors-timers") -> None:
+    # How long `ManualClock.advance` waits for the due actions to run: an action is a ``tell``,
+    # so only a stopped or wedged service takes this long, and then the advance goes on.
+    settle_timeout = 5.0
+
+    def __init__(self, name: str = "mcp-actors-timers", *, clock: Clock | None = None) -> None:
+        self.clock: Clock = clock or SystemClock()
         self._heap: list[_Entry] = []
         self._live: dict[Hashable, _Entry] = {}
         # Dead entries still on the heap: they are dropped when they come up, or all at once
@@ -44,8 +56,12 @@ class TimerService:
         self._seq = itertools.count()
         self._cond = threading.Condition()
         self._stopped = False
+        # Advances of the clock asked for, and the last one whose due timers have all run.
+        self._advances = 0
+        self._settled = 0
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
+        self.clock.on_advance(self._on_advance)
 
     def schedule(
         self, key: Hashable, delay: float, action: Callable[[], None], *, repeat: float | None = None
@@ -66,7 +82,7 @@ class TimerService:
             generation = 1 if replaced is None else replaced.generation + 1
             if replaced is not None:
                 self._kill(replaced)
-            due = time.monotonic() + max(delay, 0.0)
+            due = self.clock.monotonic() + max(delay, 0.0)
             entry = _Entry(due, next(self._seq), key, generation, action, repeat)
             self._live[key] = entry
             heapq.heappush(self._heap, entry)
@@ -85,6 +101,12 @@ class TimerService:
             for key in [k for k in self._live if predicate(k)]:
                 self._kill(self._live.pop(key))
 
+    def due(self, key: Hashable) -> float | None:
+        """When the timer of ``key`` is next due, in the clock's seconds; None without a live timer."""
+        with self._cond:
+            entry = self._live.get(key)
+            return None if entry is None else entry.due
+
     def pending(self) -> int:
         """How many live timers there are: the keys the service remembers."""
         with self._cond:
@@ -102,9 +124,22 @@ class TimerService:
             self._heap.clear()
             self._live.clear()
             self._dead = 0
-            self._cond.notify()
+            self._cond.notify_all()
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
+
+    def _on_advance(self) -> None:
+        # Called on the thread that advanced the clock: wake ours, then wait until every timer
+        # due by now has run (never from our own thread, which would wait for itself).
+        with self._cond:
+            if self._stopped:
+                return
+            self._advances += 1
+            asked = self._advances
+            self._cond.notify_all()
+            if threading.current_thread() is self._thread:
+                return
+            self._cond.wait_for(lambda: self._stopped or self._settled >= asked, self.settle_timeout)
 
     def _kill(self, entry: _Entry) -> None:
         # Under the lock. The entry stays on the heap until it comes up or the heap is compacted.
@@ -119,7 +154,8 @@ class TimerService:
         while True:
             with self._cond:
                 while not self._stopped:
-                    now = time.monotonic()
+                    advances = self._advances
+                    now = self.clock.monotonic()
                     if self._heap and self._heap[0].due <= now:
                         entry = heapq.heappop(self._heap)
                         action = entry.action
@@ -134,6 +170,12 @@ class TimerService:
                             entry.seq = next(self._seq)
                             heapq.heappush(self._heap, entry)
                         break
+                    if self._settled != advances:
+                        # Nothing more is due at the advanced time: tell `_on_advance`.
+                        self._settled = advances
+                        self._cond.notify_all()
+                    # A wait bounded by the real time to the next due: right on a SystemClock, and
+                    # on a ManualClock the advance's notify cuts it short.
                     self._cond.wait(min(self._heap[0].due - now, 1.0) if self._heap else 1.0)
                 else:
                     return

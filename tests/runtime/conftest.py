@@ -8,6 +8,10 @@ from typing import Any
 
 import pytest
 
+from actors import Runtime
+from actors.runtime.clock import ManualClock
+from tests.conftest import wait_until
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -30,3 +34,28 @@ def marker_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "markers"
     folder.mkdir()
     return folder
+
+
+def armed(rt: Runtime, kind: str, namespace: str, timeout: float = 10.0) -> float:
+    """Wait until the runtime's ``kind`` timer (idle, health, restart) of ``namespace`` is armed;
+    return when it is due, in the runtime's clock seconds.
+
+    The timer service is private to the runtime; a test on a `ManualClock` looks at it to know
+    when to advance, since the supervisor arms a timer on its own thread, some time after the
+    server said it is up.
+    """
+    due: float | None = None
+
+    def check() -> bool:
+        nonlocal due
+        due = rt._timers.due((kind, namespace))
+        return due is not None
+
+    assert wait_until(check, timeout), f"no {kind} timer was armed for {namespace}: {rt.status(namespace)}"
+    assert due is not None
+    return due
+
+
+def advance_to(clock: ManualClock, due: float) -> None:
+    """Move the clock to ``due``: when it returns, every timer due by then has told its actor."""
+    clock.advance(max(due - clock.monotonic(), 0.0))

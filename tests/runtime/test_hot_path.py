@@ -16,9 +16,10 @@ import pytest
 
 from actors import Runtime, ToolResult
 from actors.loop import EventLoop
+from actors.runtime.clock import ManualClock
 from actors.runtime.messages import CallTool
 from tests.conftest import wait_until
-from tests.runtime.conftest import config, stdio_server
+from tests.runtime.conftest import advance_to, armed, config, stdio_server
 
 WAIT = 60.0
 
@@ -47,9 +48,11 @@ def test_message_api_calls_in_flight_are_counted_until_answered() -> None:
 
 
 def test_an_idle_server_still_stops_after_calls_that_completed_unseen() -> None:
-    with Runtime.start(config({"fx": stdio_server(idleTimeout=0.5)})) as rt:
+    clock = ManualClock()
+    with Runtime.start(config({"fx": stdio_server(idleTimeout=300)}), clock=clock) as rt:
         for _ in range(3):
             assert rt.call_tool("fx/echo", {"text": "x"}, timeout=WAIT).success
+        advance_to(clock, armed(rt, "idle", "fx"))
         assert wait_until(lambda: rt.status("fx")[0].state == "stopped", WAIT)
         assert rt.status("fx")[0].calls == 3
 

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from actors import Runtime, ToolError, ToolResult, load_config, procfs
+from actors.runtime.clock import ManualClock
 from actors.runtime.messages import CallTool, GetStatus
 from tests.conftest import child_pids, wait_until
-from tests.runtime.conftest import ROOT, config, stdio_server
+from tests.runtime.conftest import ROOT, advance_to, armed, config, stdio_server
 
 
 def status_of(rt: Runtime, namespace: str) -> object:
@@ -43,10 +44,12 @@ def test_lazy_start_spawns_no_process_before_the_first_call() -> None:
 
 
 def test_idle_stop_reaps_the_process() -> None:
-    with Runtime.start(config({"fx": stdio_server(idleTimeout=0.5)})) as rt:
+    clock = ManualClock()
+    with Runtime.start(config({"fx": stdio_server(idleTimeout=300)}), clock=clock) as rt:
         assert rt.call_tool("fx/echo", {"text": "x"}, timeout=30).success
         pid = rt.status("fx")[0].pid
         assert pid is not None
+        advance_to(clock, armed(rt, "idle", "fx"))
         assert wait_until(lambda: rt.status("fx")[0].state == "stopped", 10)
         assert wait_until(lambda: not procfs.is_alive(pid), 15)
         # The next call starts it again, lazily.
@@ -55,8 +58,10 @@ def test_idle_stop_reaps_the_process() -> None:
 
 
 def test_bad_arguments_are_rejected_without_waking_the_server() -> None:
-    with Runtime.start(config({"fx": stdio_server(idleTimeout=0.3)})) as rt:
+    clock = ManualClock()
+    with Runtime.start(config({"fx": stdio_server(idleTimeout=300)}), clock=clock) as rt:
         assert rt.call_tool("fx/add", {"a": 1, "b": 2}, timeout=30).success
+        advance_to(clock, armed(rt, "idle", "fx"))
         assert wait_until(lambda: rt.status("fx")[0].state == "stopped", 10)
         bad = rt.call_tool("fx/add", {"a": "one"}, timeout=30)
         assert bad.error_type == "validation", bad
@@ -178,10 +183,12 @@ def test_message_api_tell_and_ask_share_one_reply_slot() -> None:
 
 
 def test_list_tools_starts_only_servers_never_seen() -> None:
-    with Runtime.start(config({"fx": stdio_server(idleTimeout=0.3)})) as rt:
+    clock = ManualClock()
+    with Runtime.start(config({"fx": stdio_server(idleTimeout=300)}), clock=clock) as rt:
         names = [t.name for t in rt.list_tools()]
         assert {"fx/echo", "fx/add", "fx/sleep"} <= set(names)
         assert all(t.source == "mcp" for t in rt.list_tools())
+        advance_to(clock, armed(rt, "idle", "fx"))
         assert wait_until(lambda: rt.status("fx")[0].state == "stopped", 10)
         assert [t.name for t in rt.list_tools()] == names
         assert rt.status("fx")[0].state == "stopped"

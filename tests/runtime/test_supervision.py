@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import anyio
 import pykka
 import pytest
 from hypothesis import given
@@ -18,7 +19,9 @@ from hypothesis import strategies as st
 from actors import Runtime
 from actors.mcp.config import ServerConfig
 from actors.mcp.mock import MockTransport
+from actors.mcp.transport import CallOutcome
 from actors.runtime import MCPClient
+from actors.runtime.clock import Clock, ManualClock
 from actors.runtime.messages import (
     CallTool,
     GetStatus,
@@ -35,6 +38,8 @@ from actors.runtime.server import ServerActor
 from actors.runtime.supervisor import restart_delay
 from actors.tools import ToolError, ToolResult
 from tests.conftest import wait_until
+from tests.runtime.conftest import advance_to
+from tests.runtime.conftest import armed as runtime_armed
 
 WAIT = 10.0
 NS = "ns"
@@ -53,10 +58,43 @@ def entry(**lifecycle: Any) -> dict[str, Any]:
 
 
 @contextmanager
-def runtime(mock: MockTransport, **lifecycle: Any) -> Iterator[Runtime]:
+def runtime(mock: MockTransport, clock: Clock | None = None, **lifecycle: Any) -> Iterator[Runtime]:
     config = {"mcpServers": {NS: entry(**lifecycle)}, "builtin": {"enabled": False}}
-    with Runtime.start(config, transports={NS: mock}) as rt:
+    with Runtime.start(config, transports={NS: mock}, clock=clock) as rt:
         yield rt
+
+
+# ---- on a ManualClock: the timing in clock seconds, moved by the test ----------------------------
+
+PACED = {"restartBackoff": 1, "restartBackoffMax": 30, "restartWindow": 600}
+"""Backoff and window as a real configuration would have them: on a ManualClock they cost nothing."""
+
+
+def armed(rt: Runtime, kind: str) -> float:
+    return runtime_armed(rt, kind, NS)
+
+
+def supervisor_settled(rt: Runtime) -> None:
+    """Return once the supervisor has handled every message told to it before."""
+    rt._supervisor.ask(object(), timeout=WAIT)
+
+
+class Gated(MockTransport):
+    """A `MockTransport` whose tool calls wait (on the loop, without holding it) for `release`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.release = threading.Event()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float | None) -> CallOutcome:
+        with anyio.fail_after(WAIT * 3):
+            while not self.release.is_set():
+                await anyio.sleep(0.005)
+        return await super().call_tool(name, arguments, timeout)
+
+
+def gated_repos() -> Gated:
+    return Gated(["list_repos", "create_issue"], {"list_repos": lambda args: {"repos": ["a"]}})
 
 
 def status(rt: Runtime, namespace: str = NS) -> ServerStatus:
@@ -162,23 +200,41 @@ def test_restart_delay_for_a_huge_attempt_is_capped() -> None:
 
 
 def test_crash_found_by_a_health_check_is_restarted_and_counted() -> None:
+    clock = ManualClock()
     mock = MockTransport(["list_repos"], crash_after=1)
-    with runtime(mock, healthCheckInterval=0.05) as rt:
+    with runtime(mock, clock, healthCheckInterval=30, **PACED) as rt:
         assert call(rt).success
-        # The server answered, then went silent: only the health probe can notice.
+        # The server answered, then went silent: only the health probe can notice, at its interval.
+        assert armed(rt, "health") == clock.monotonic() + 30
+        clock.advance(29.9)
+        assert (status(rt).state, status(rt).health_check_failures) == ("running", 0)
+        clock.advance(0.1)
+        assert wait_until(becomes(rt, "restarting"), WAIT), status(rt)
+        probed_at = clock.wall()
+        # Then the first backoff: half to all of restartBackoff, and no restart before it.
+        restart = armed(rt, "restart")
+        assert 0.5 <= restart - clock.monotonic() <= 1.0
+        assert (status(rt).restarts, mock.connects) == (0, 1)
+        advance_to(clock, restart)
         assert wait_until(becomes(rt, "running", restarts=1), WAIT), status(rt)
         now = status(rt)
         assert now.health_check_failures == 1
+        assert now.last_error_at == probed_at  # the server actor reads the runtime's clock too
         assert mock.connects == 2
         assert call(rt).success
 
 
 @pytest.mark.parametrize("policy", ["permanent", "transient"])
 def test_pushed_death_restarts(policy: str) -> None:
+    clock = ManualClock()
     mock = repos()
-    with runtime(mock, restart=policy) as rt:
+    with runtime(mock, clock, restart=policy, **PACED) as rt:
         assert call(rt).success
         mock.die("process exited with 1")
+        assert wait_until(becomes(rt, "restarting"), WAIT), status(rt)
+        restart = armed(rt, "restart")
+        assert (status(rt).restarts, mock.connects) == (0, 1)
+        advance_to(clock, restart)
         assert wait_until(becomes(rt, "running", restarts=1), WAIT), status(rt)
         assert mock.connects == 2
         assert status(rt).health_check_failures == 0
@@ -188,12 +244,20 @@ def test_pushed_death_restarts(policy: str) -> None:
 
 
 def test_a_call_during_the_restart_backoff_waits_for_the_restart() -> None:
+    clock = ManualClock()
     mock = repos()
-    with runtime(mock, restartBackoff=0.3, restartBackoffMax=0.3) as rt:
+    with runtime(mock, clock, **PACED) as rt:
         assert call(rt).success
         mock.die()
         assert wait_until(lambda: status(rt).state == "restarting", WAIT), status(rt)
-        result = call(rt, timeout=5)
+        restart = armed(rt, "restart")
+        message = CallTool(namespace=NS, tool="list_repos", timeout=60)
+        rt.registry.tell(message)
+        # The status request reaches the server after the call: the call is waiting, not refused.
+        assert status(rt).state == "restarting"
+        assert not message.reply.done()
+        advance_to(clock, restart)
+        result = message.reply.result(timeout=WAIT)
         assert result.success, result
         assert status(rt).restarts == 1
 
@@ -225,13 +289,17 @@ def test_temporary_server_with_no_restarts_allowed_stays_stopped_not_failed() ->
 
 @pytest.mark.parametrize("policy", ["permanent", "transient", "temporary"])
 def test_a_requested_or_idle_stop_is_not_restarted(policy: str) -> None:
+    clock = ManualClock()
     mock = repos()
-    with runtime(mock, restart=policy, idleTimeout=0.1) as rt:
+    with runtime(mock, clock, restart=policy, idleTimeout=300, **PACED) as rt:
         assert call(rt).success
+        advance_to(clock, armed(rt, "idle"))
         assert wait_until(becomes(rt, "stopped"), WAIT), status(rt)
         assert call(rt).success
         assert rt.stop_server(NS).state == "stopped"
-        time.sleep(0.3)  # several restart backoffs: nothing may restart it
+        # Longer than every backoff: a restart scheduled for either stop would have been told.
+        supervisor_settled(rt)
+        clock.advance(3600)
         now = status(rt)
         assert (now.state, now.restarts) == ("stopped", 0)
         assert mock.connects == 2
@@ -240,9 +308,12 @@ def test_a_requested_or_idle_stop_is_not_restarted(policy: str) -> None:
 def test_too_many_failed_starts_leave_the_server_failed_until_an_explicit_start() -> None:
     mock = repos()
     mock.connect_failures = 100
-    with runtime(mock, maxRestarts=2, restartWindow=60) as rt:
+    clock = ManualClock()
+    with runtime(mock, clock, **{**PACED, "maxRestarts": 2, "restartWindow": 60}) as rt:
         first = call(rt)
         assert first.error_type == "connection", first
+        for _ in range(2):
+            advance_to(clock, armed(rt, "restart"))
         assert wait_until(becomes(rt, "failed"), WAIT), status(rt)
         assert status(rt).restarts == 2
         assert mock.connect_failures == 97  # the first start and two restarts
@@ -257,15 +328,19 @@ def test_too_many_failed_starts_leave_the_server_failed_until_an_explicit_start(
         assert call(rt).success
         # The restart window was cleared: the next crash is restarted, not fatal.
         mock.die()
+        advance_to(clock, armed(rt, "restart"))
         assert wait_until(becomes(rt, "running", restarts=3), WAIT), status(rt)
 
 
 def test_too_many_crashes_within_the_window_fail_the_server() -> None:
     mock = repos()
-    with runtime(mock, maxRestarts=1, restartWindow=60) as rt:
+    clock = ManualClock()
+    with runtime(mock, clock, **{**PACED, "maxRestarts": 1, "restartWindow": 60}) as rt:
         assert call(rt).success
         mock.die()
+        advance_to(clock, armed(rt, "restart"))
         assert wait_until(becomes(rt, "running", restarts=1), WAIT), status(rt)
+        clock.advance(50)  # still within the window of the first crash
         mock.die()
         assert wait_until(becomes(rt, "failed"), WAIT), status(rt)
         assert status(rt).restarts == 1
@@ -279,12 +354,17 @@ def test_too_many_crashes_within_the_window_fail_the_server() -> None:
 
 def test_crashes_older_than_the_window_are_forgotten() -> None:
     mock = repos()
-    with runtime(mock, maxRestarts=1, restartWindow=0.3) as rt:
+    clock = ManualClock()
+    with runtime(mock, clock, **{**PACED, "maxRestarts": 1, "restartWindow": 60}) as rt:
         assert call(rt).success
         mock.die()
+        crashed = clock.monotonic()
+        advance_to(clock, armed(rt, "restart"))
         assert wait_until(becomes(rt, "running", restarts=1), WAIT), status(rt)
-        time.sleep(0.4)  # let the first crash leave the window
+        advance_to(clock, crashed + 60.1)  # the first crash leaves the window
         mock.die()
+        assert wait_until(becomes(rt, "restarting"), WAIT), status(rt)
+        advance_to(clock, armed(rt, "restart"))
         assert wait_until(becomes(rt, "running", restarts=2), WAIT), status(rt)
 
 
@@ -303,27 +383,55 @@ def test_start_server_of_a_failed_server_that_still_cannot_start_raises() -> Non
 
 
 def test_idle_stop_waits_for_calls_in_flight() -> None:
-    mock = repos()
-    mock.call_delay = 0.6
-    with runtime(mock, idleTimeout=0.1) as rt:
-        message = CallTool(namespace=NS, tool="list_repos", timeout=5)
+    clock = ManualClock()
+    mock = gated_repos()
+    with runtime(mock, clock, idleTimeout=300) as rt:
+        message = CallTool(namespace=NS, tool="list_repos", timeout=3600)
         rt.registry.tell(message)
         assert wait_until(lambda: status(rt).in_flight == 1, WAIT), status(rt)
-        states = set()
-        while not message.reply.done():
-            states.add(status(rt).state)
-            time.sleep(0.02)
+        # Three idle timeouts pass with the call in flight: each idle check finds it busy.
+        for _ in range(3):
+            advance_to(clock, armed(rt, "idle"))
+            assert status(rt).state == "running"
+        assert not message.reply.done()
+        mock.release.set()
         result = message.reply.result(timeout=WAIT)
         assert result.success, result
-        assert states == {"running"}
-        # Once the call is done the idle clock runs out and the server stops.
+        done_at = clock.monotonic()
+        # Once the call is done the idle clock runs from its end, and the server stops then.
+        due = armed(rt, "idle")
+        assert due == done_at + 300
+        clock.advance(299.9)
+        assert status(rt).state == "running"
+        advance_to(clock, due)
         assert wait_until(becomes(rt, "stopped"), WAIT), status(rt)
         assert mock.closes == 1
 
 
-def test_status_is_answered_while_a_call_runs() -> None:
+def test_the_idle_timeout_runs_from_the_last_call() -> None:
+    clock = ManualClock()
     mock = repos()
-    mock.call_delay = 1.0
+    with runtime(mock, clock, idleTimeout=300) as rt:
+        assert call(rt).success
+        first = armed(rt, "idle")
+        assert first == clock.monotonic() + 300
+        clock.advance(200)
+        assert call(rt).success
+        last_call = clock.monotonic()
+        # The check due 300 s after the start finds the server idle for only 100 s: not yet.
+        advance_to(clock, first)
+        assert status(rt).state == "running"
+        rearmed = last_call + 300
+        assert wait_until(lambda: rt._timers.due(("idle", NS)) == pytest.approx(rearmed), WAIT), status(rt)
+        clock.advance(299.9 - (clock.monotonic() - last_call))
+        assert status(rt).state == "running"
+        advance_to(clock, last_call + 300)
+        assert wait_until(becomes(rt, "stopped"), WAIT), status(rt)
+        assert (mock.connects, mock.closes) == (1, 1)
+
+
+def test_status_is_answered_while_a_call_runs() -> None:
+    mock = gated_repos()
     with runtime(mock) as rt:
         message = CallTool(namespace=NS, tool="list_repos", timeout=5)
         rt.registry.tell(message)
@@ -332,6 +440,7 @@ def test_status_is_answered_while_a_call_runs() -> None:
         assert status(rt).state == "running"
         assert time.monotonic() - began < 0.5
         assert not message.reply.done()
+        mock.release.set()
         assert message.reply.result(timeout=WAIT).success
 
 
@@ -357,8 +466,7 @@ def test_call_tool_named() -> None:
 
 
 def test_ask_returns_the_same_reply_future_at_once() -> None:
-    mock = repos()
-    mock.call_delay = 1.0
+    mock = gated_repos()
     with runtime(mock) as rt:
         message = CallTool(namespace=NS, tool="list_repos", timeout=5)
         began = time.monotonic()
@@ -367,6 +475,7 @@ def test_ask_returns_the_same_reply_future_at_once() -> None:
         assert isinstance(future, concurrent.futures.Future)
         assert time.monotonic() - began < 0.8
         assert not future.done()
+        mock.release.set()
         assert future.result(timeout=WAIT).success
 
 

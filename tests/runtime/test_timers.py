@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 
 import pytest
 
+from actors.runtime.clock import ManualClock, SystemClock
 from actors.runtime.timers import TimerService
 from tests.conftest import wait_until
 
@@ -357,3 +359,150 @@ def test_stop_while_an_action_runs_waits_for_it() -> None:
         assert timer_threads() == []
     finally:
         service.stop()
+
+
+# ---- on a ManualClock: due times are the clock's, and advancing it fires them ----------------
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def manual(clock: ManualClock) -> Iterator[TimerService]:
+    service = TimerService(name="test-timers", clock=clock)
+    try:
+        yield service
+    finally:
+        service.stop()
+
+
+def test_the_system_clock_is_the_default() -> None:
+    service = TimerService(name="test-timers")
+    try:
+        assert isinstance(service.clock, SystemClock)
+    finally:
+        service.stop()
+
+
+def test_due_times_are_read_from_the_clock(clock: ManualClock, manual: TimerService) -> None:
+    manual.schedule("k", 30, lambda: None)
+    assert manual.due("k") == clock.monotonic() + 30
+    clock.advance(10)
+    manual.schedule("k", 30, lambda: None)
+    assert manual.due("k") == clock.monotonic() + 30
+    assert manual.due("other") is None
+
+
+def test_nothing_fires_until_the_clock_reaches_the_due_time(clock: ManualClock, manual: TimerService) -> None:
+    log = Log()
+    manual.schedule("idle", 30, log.action("idle"))
+    # An advance returns once every timer due by then has run: what has not run is not due.
+    clock.advance(29.999)
+    assert log.fired == []
+    assert manual.pending() == 1
+    clock.advance(0.001)
+    assert log.fired == ["idle"]
+    assert log.threads == {"test-timers"}
+    assert manual.pending() == 0
+
+
+def test_one_advance_fires_every_due_timer_in_due_order(clock: ManualClock, manual: TimerService) -> None:
+    log = Log()
+    for label, delay in [("c", 3.0), ("late", 60.0), ("a", 1.0), ("b", 2.0)]:
+        manual.schedule(label, delay, log.action(label))
+    clock.advance(59)
+    assert log.fired == ["a", "b", "c"]
+    assert manual.due("late") == pytest.approx(clock.monotonic() + 1)
+
+
+def test_a_repeating_timer_fires_once_per_interval_of_clock_time(
+    clock: ManualClock, manual: TimerService
+) -> None:
+    log = Log()
+    manual.schedule("health", 30, log.action("tick"), repeat=30)
+    for expected in range(1, 4):
+        clock.advance(30)
+        assert log.fired == ["tick"] * expected
+        assert manual.due("health") == clock.monotonic() + 30
+    # A long jump fires it once, not once per interval missed: the next tick is an interval on.
+    clock.advance(300)
+    assert log.fired == ["tick"] * 4
+    assert manual.due("health") == clock.monotonic() + 30
+
+
+def test_replaced_and_cancelled_timers_never_fire_on_a_manual_clock(
+    clock: ManualClock, manual: TimerService
+) -> None:
+    log = Log()
+    manual.schedule("k", 1, log.action("stale"))
+    manual.schedule("k", 5, log.action("fresh"))
+    manual.schedule("gone", 1, log.action("gone"))
+    manual.cancel("gone")
+    clock.advance(4)
+    assert log.fired == []
+    clock.advance(1)
+    assert log.fired == ["fresh"]
+
+
+def test_an_action_that_schedules_a_due_timer_has_it_run_within_the_same_advance(
+    clock: ManualClock, manual: TimerService
+) -> None:
+    log = Log()
+    # A restart scheduled by a crash noticed at a tick: both are due by the advanced time.
+    manual.schedule("first", 1, lambda: manual.schedule("second", 0, log.action("second")))
+    clock.advance(1)
+    assert log.fired == ["second"]
+
+
+def test_an_action_may_advance_the_clock_itself(clock: ManualClock, manual: TimerService) -> None:
+    log = Log()
+    manual.schedule("later", 10, log.action("later"))
+    manual.schedule("mover", 1, lambda: clock.advance(9))
+    clock.advance(1)
+    # The mover's advance does not wait for its own thread; the timer thread then finds "later" due.
+    assert log.done.wait(WAIT)
+    assert log.fired == ["later"]
+
+
+def test_advancing_after_stop_fires_nothing_and_does_not_wait(clock: ManualClock) -> None:
+    log = Log()
+    service = TimerService(name="test-timers", clock=clock)
+    try:
+        service.schedule("later", 1, log.action("later"))
+        service.schedule("repeat", 1, log.action("repeat"), repeat=1)
+    finally:
+        service.stop()
+    assert timer_threads() == []
+    began = time.monotonic()
+    clock.advance(100)
+    assert time.monotonic() - began < TimerService.settle_timeout
+    assert log.fired == []
+
+
+def test_a_wedged_action_delays_an_advance_by_the_settle_timeout_at_most(
+    clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(TimerService, "settle_timeout", 0.05)
+    service = TimerService(name="test-timers", clock=clock)
+    release = threading.Event()
+    try:
+        service.schedule("wedged", 1, lambda: release.wait(WAIT))
+        clock.advance(1)  # returns after the settle timeout, the action still running
+        assert not release.is_set()
+    finally:
+        release.set()
+        service.stop()
+
+
+def test_two_services_on_one_clock_both_fire(clock: ManualClock, manual: TimerService) -> None:
+    log = Log()
+    other = TimerService(name="test-timers", clock=clock)
+    try:
+        manual.schedule("a", 1, log.action("a"))
+        other.schedule("b", 2, log.action("b"))
+        clock.advance(2)
+        assert sorted(log.fired) == ["a", "b"]
+    finally:
+        other.stop()
