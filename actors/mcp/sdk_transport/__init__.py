@@ -20,7 +20,14 @@ and talks to the others through narrow public methods. Read them in this order:
   (`actors.mcp.tls`) are done on a worker thread, never on the loop.
 - `server_requests`: sampling, elicitation and roots, answered by the host's `ClientHandlers`.
 - `notifications`: list changes, resource updates and log messages, told to `TransportEvents`.
+- `calls`: which SDK call each `ClientTransport` method is, with its pages.
 - `convert` and `failures`: SDK objects to the seam's plain data, and what errors mean.
+
+What this adds to the SDK: death is pushed, not found at the next call (every in-flight
+request fails at once with a reason that names the exit status and the last stderr lines);
+timeouts tell the server to cancel and leave the session usable; stdio servers are closed fast
+and in parallel (SIGTERM after ``close_grace``, not the SDK's 2 s) and die with the host
+(`actors.mcp.pdeathsig`); no session outlives a failed or cancelled `connect`.
 
 Logins (`actors.mcp.auth`): a refusal, or a login nobody can do now, is an `AuthError` (type
 ``auth``): `connect` raises it as it is, and mid-session it ends the session and every

@@ -3,8 +3,8 @@
 It builds the parts and wires them with hooks; each part owns its state and offers narrow
 public methods (none reaches into another): `owner.SessionOwner` (the session's one task),
 `negotiation.EraNegotiation`, `requests.Requests` (death watch), `peer.PeerWatch` (death and
-diagnostics), `server_requests.ServerRequests`, `notifications.NotificationRouter` and
-`convert` (SDK <-> plain data).
+diagnostics), `server_requests.ServerRequests`, `notifications.NotificationRouter`, `calls`
+(which SDK call each method is) and `convert` (SDK <-> plain data).
 
 Owned by the event-loop thread: built anywhere (cheap, no I/O), then connected, used and closed
 on the loop only.
@@ -16,21 +16,19 @@ import copy
 import logging
 import shlex
 import ssl
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, ClassVar, Final, cast
+from typing import Any, ClassVar, Final
 
 import anyio
 import httpx2
-import mcp_types as types
 from mcp import Client
-from mcp.shared.dispatcher import ProgressFnT
 
 from actors.mcp.config import ServerConfig
 from actors.mcp.eras import LEGACY, MODERN_PROTOCOL, EraMemo
 from actors.mcp.redaction import Redactor
 from actors.mcp.sdk_options import HTTPEndpoint, SDKOptions, StdioCommand
-from actors.mcp.sdk_transport import convert
+from actors.mcp.sdk_transport import calls, convert
 from actors.mcp.sdk_transport.channel import prepare
 from actors.mcp.sdk_transport.failures import exc_text
 from actors.mcp.sdk_transport.negotiation import EraNegotiation
@@ -291,88 +289,39 @@ class SDKTransport:
 
     async def list_tools(self) -> list[RemoteTool]:
         """Every tool the server lists, following ``nextCursor``."""
-        client = self._client()
-
-        async def page(cursor: str | None) -> tuple[Sequence[types.Tool], str | None]:
-            answer = await client.list_tools(cursor=cursor)
-            return answer.tools, answer.next_cursor
-
-        tools = await self._requests.paged("tools/list", page, self.options.request_timeout)
-        return [convert.remote_tool(tool) for tool in tools]
+        return await calls.list_tools(self._requests, self._client(), self.options.request_timeout)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float | None) -> CallOutcome:
         """Call one tool; on timeout the server is told to cancel and ``TimeoutError`` is raised."""
-        client = self._client()
-
-        async def send() -> types.CallToolResult:
-            return await client.call_tool(name, arguments)
-
-        return convert.outcome(await self._requests.run(f"tools/call {name!r}", send, timeout))
+        return await calls.call_tool(self._requests, self._client(), name, arguments, timeout)
 
     async def call_tool_with_progress(
         self, name: str, arguments: dict[str, Any], timeout: float | None, progress: Progress
     ) -> CallOutcome:
         """`call_tool` with a progress token: ``progress`` is awaited for each notification."""
-        client = self._client()
-
-        # The SDK's callback protocol names the parameters; ours is the same positional shape.
-        callback = cast(ProgressFnT, progress)
-
-        async def send() -> types.CallToolResult:
-            return await client.call_tool(name, arguments, progress_callback=callback)
-
-        return convert.outcome(await self._requests.run(f"tools/call {name!r}", send, timeout))
+        return await calls.call_tool(self._requests, self._client(), name, arguments, timeout, progress)
 
     async def list_resources(self) -> list[RemoteResource]:
         """Every resource the server lists, following ``nextCursor``."""
-        client = self._client()
-
-        async def page(cursor: str | None) -> tuple[Sequence[types.Resource], str | None]:
-            answer = await client.list_resources(cursor=cursor)
-            return answer.resources, answer.next_cursor
-
-        resources = await self._requests.paged("resources/list", page, self.options.request_timeout)
-        return [convert.remote_resource(resource) for resource in resources]
+        return await calls.list_resources(self._requests, self._client(), self.options.request_timeout)
 
     async def list_resource_templates(self) -> list[RemoteResourceTemplate]:
         """Every resource template the server lists, following ``nextCursor``."""
-        client = self._client()
-
-        async def page(cursor: str | None) -> tuple[Sequence[types.ResourceTemplate], str | None]:
-            answer = await client.list_resource_templates(cursor=cursor)
-            return answer.resource_templates, answer.next_cursor
-
-        templates = await self._requests.paged("resources/templates/list", page, self.options.request_timeout)
-        return [convert.remote_template(template) for template in templates]
+        return await calls.list_resource_templates(
+            self._requests, self._client(), self.options.request_timeout
+        )
 
     async def list_prompts(self) -> list[RemotePrompt]:
         """Every prompt the server lists, following ``nextCursor``."""
-        client = self._client()
-
-        async def page(cursor: str | None) -> tuple[Sequence[types.Prompt], str | None]:
-            answer = await client.list_prompts(cursor=cursor)
-            return answer.prompts, answer.next_cursor
-
-        prompts = await self._requests.paged("prompts/list", page, self.options.request_timeout)
-        return [convert.remote_prompt(prompt) for prompt in prompts]
+        return await calls.list_prompts(self._requests, self._client(), self.options.request_timeout)
 
     async def read_resource(self, uri: str, timeout: float | None) -> JSONObject:
         """``{"contents": [{"uri", "mimeType", "text" | "blob"}, ...]}``."""
-        client = self._client()
-
-        async def send() -> types.ReadResourceResult:
-            return await client.read_resource(uri)
-
-        return convert.to_json(await self._requests.run(f"resources/read {uri}", send, timeout))
+        return await calls.read_resource(self._requests, self._client(), uri, timeout)
 
     async def get_prompt(self, name: str, arguments: dict[str, str], timeout: float | None) -> JSONObject:
         """``{"description"?, "messages": [...]}``."""
-        client = self._client()
-
-        async def send() -> types.GetPromptResult:
-            return await client.get_prompt(name, arguments)
-
-        return convert.to_json(await self._requests.run(f"prompts/get {name!r}", send, timeout))
+        return await calls.get_prompt(self._requests, self._client(), name, arguments, timeout)
 
     async def complete(
         self, ref: JSONObject, argument: dict[str, str], context: dict[str, str] | None, timeout: float | None
@@ -381,45 +330,27 @@ class SDKTransport:
 
         Raises ``ValueError`` for a ``ref`` that is neither ``ref/prompt`` nor ``ref/resource``.
         """
-        reference = convert.reference(ref)
-        client = self._client()
-
-        async def send() -> types.CompleteResult:
-            return await client.complete(reference, argument, context)
-
-        return convert.to_json(await self._requests.run("completion/complete", send, timeout))
+        reference = convert.reference(ref)  # refused before the connection is looked at
+        return await calls.complete(self._requests, self._client(), reference, argument, context, timeout)
 
     async def subscribe_resource(self, uri: str) -> None:
         """Follow updates of ``uri``: ``resources/subscribe``, or on 2026-07-28 sessions a listen
         stream that includes it (returns once the server acknowledged it)."""
-        await self._subscription(uri, follow=True)
+        await self._follow(uri, on=True)
 
     async def unsubscribe_resource(self, uri: str) -> None:
         """Stop following updates of ``uri``."""
-        await self._subscription(uri, follow=False)
+        await self._follow(uri, on=False)
 
-    async def _subscription(self, uri: str, *, follow: bool) -> None:
+    async def _follow(self, uri: str, *, on: bool) -> None:
         client = self._client()
-        timeout = self.options.request_timeout
+        streams = None
         if self._modern():
             assert self._owner is not None
             streams = self._owner.streams
             if streams is None:
                 raise ConnectionError(self._watch.reason or f"{self._label}: the connection is closed")
-            change = streams.follow if follow else streams.unfollow
-            await self._requests.run(f"subscriptions/listen {uri}", lambda: change(uri), timeout)
-            return
-        # Sent as requests: the SDK's methods for them warn on every call (deprecated in 2026-07-28).
-        request: types.SubscribeRequest | types.UnsubscribeRequest
-        if follow:
-            request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
-        else:
-            request = types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri))
-
-        async def send() -> None:
-            await client.session.send_request(request, types.EmptyResult)
-
-        await self._requests.run(f"{request.method} {uri}", send, timeout)
+        await calls.follow(self._requests, client, streams, uri, on=on, timeout=self.options.request_timeout)
 
     async def probe(self) -> None:
         """Check that the server answers: ``ping`` (legacy) or ``server/discover`` (2026-07-28).
