@@ -15,6 +15,7 @@ import pytest
 from actors import procfs
 from actors.loop import EventLoop
 from actors.mcp.sdk_transport import SDKTransport
+from actors.mcp.sdk_transport.owner import SessionOwner
 from actors.mcp.stdio_process import resolve_command
 from tests.conftest import wait_until
 from tests.mcp.conftest import stdio_transport
@@ -65,13 +66,13 @@ def test_a_connect_whose_future_is_cancelled_reaps_the_server(loop: EventLoop) -
 def test_a_failure_right_after_the_handshake_closes_the_session(
     loop: EventLoop, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = SDKTransport._record_handshake
+    real = SessionOwner._record
 
-    def record_then_fail(self: SDKTransport, client: Any) -> None:
+    def record_then_fail(self: SessionOwner, client: Any) -> None:
         real(self, client)
         raise RuntimeError("broken right after the handshake")
 
-    monkeypatch.setattr(SDKTransport, "_record_handshake", record_then_fail)
+    monkeypatch.setattr(SessionOwner, "_record", record_then_fail)
     transport = stdio_transport(protocol="legacy")
     with pytest.raises(ConnectionError, match="broken right after the handshake"):
         loop.run(transport.connect, None, timeout=30)
@@ -108,7 +109,7 @@ def test_a_close_during_the_command_lookup_starts_nothing(
         release.wait(30)
         return resolve_command(*args)
 
-    monkeypatch.setattr("actors.mcp.sdk_transport.resolve_command", slow_lookup)
+    monkeypatch.setattr("actors.mcp.sdk_transport.channel.resolve_command", slow_lookup)
     transport = stdio_transport(protocol="legacy")
     pending = loop.submit(transport.connect, None)
     try:

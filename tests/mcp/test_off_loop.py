@@ -126,7 +126,7 @@ def test_a_given_ssl_context_is_used_as_is(
     def no_default() -> ssl.SSLContext:
         raise AssertionError("the default SSL context was built although one was given")
 
-    monkeypatch.setattr("actors.mcp.sdk_transport.default_ssl_context", no_default)
+    monkeypatch.setattr("actors.mcp.sdk_transport.channel.default_ssl_context", no_default)
     for url, kind in ((http_server.url, "streamable-http"), (sse_server.url, "sse")):
         transport = http_transport(url, kind, ssl_context=given)  # type: ignore[arg-type]
         loop.run(transport.connect, None, timeout=30)

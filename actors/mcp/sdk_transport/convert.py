@@ -1,0 +1,126 @@
+"""SDK <-> plain data: the SDK's pydantic models to the seam's JSON and frozen dataclasses.
+
+Everything above the transport sees `actors.mcp.transport`'s types only, never the SDK's
+(classifying a failure or reading a result must not import the SDK on the loop). Pure
+functions; safe on any thread.
+"""
+
+from __future__ import annotations
+
+import mcp_types as types
+import pydantic
+from mcp import Client
+
+from actors.mcp.sdk_transport.failures import validation_text
+from actors.mcp.transport import (
+    CallOutcome,
+    JSONObject,
+    RemotePrompt,
+    RemoteResource,
+    RemoteResourceTemplate,
+    RemoteTool,
+    ServerInfo,
+)
+
+__all__ = [
+    "outcome",
+    "reference",
+    "remote_prompt",
+    "remote_resource",
+    "remote_template",
+    "remote_tool",
+    "server_info",
+    "to_json",
+]
+
+# Protocol bookkeeping in results (result type, cache hints), not part of the answer.
+_BOOKKEEPING = {"result_type", "ttl_ms", "cache_scope"}
+
+
+def to_json(model: pydantic.BaseModel) -> JSONObject:
+    """An SDK object as MCP JSON, without the protocol's bookkeeping fields."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=_BOOKKEEPING)
+
+
+def _optional_json(model: pydantic.BaseModel | None) -> JSONObject | None:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True) if model is not None else None
+
+
+def outcome(result: types.CallToolResult) -> CallOutcome:
+    """A ``tools/call`` result as the seam's `CallOutcome`."""
+    return CallOutcome(
+        content=[block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content],
+        structured_content=result.structured_content,
+        is_error=bool(result.is_error),
+    )
+
+
+def reference(ref: JSONObject) -> types.PromptReference | types.ResourceTemplateReference:
+    """A completion reference from JSON; ``ValueError`` for one that is neither kind."""
+    kind = ref.get("type")
+    try:
+        if kind == "ref/prompt":
+            return types.PromptReference.model_validate(ref)
+        if kind == "ref/resource":
+            return types.ResourceTemplateReference.model_validate(ref)
+    except pydantic.ValidationError as exc:
+        raise ValueError(f"a bad completion reference {ref!r}: {validation_text(exc)}") from None
+    raise ValueError(f"a completion reference has the type ref/prompt or ref/resource; got {ref!r}")
+
+
+def server_info(client: Client) -> ServerInfo:
+    """What the handshake of ``client`` told us."""
+    info = client.server_info
+    return ServerInfo(
+        name=info.name if info is not None else "",
+        version=info.version if info is not None else "",
+        protocol_version=client.protocol_version,
+        capabilities=client.server_capabilities.model_dump(mode="json", by_alias=True, exclude_none=True),
+        instructions=client.instructions,
+    )
+
+
+def remote_tool(tool: types.Tool) -> RemoteTool:
+    return RemoteTool(
+        name=tool.name,
+        description=tool.description or "",
+        input_schema=dict(tool.input_schema),
+        output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
+        annotations=_optional_json(tool.annotations),
+        task_support=tool.execution.task_support if tool.execution is not None else None,
+    )
+
+
+def remote_resource(resource: types.Resource) -> RemoteResource:
+    return RemoteResource(
+        uri=str(resource.uri),
+        name=resource.name,
+        title=resource.title,
+        description=resource.description,
+        mime_type=resource.mime_type,
+        size=resource.size,
+        annotations=_optional_json(resource.annotations),
+    )
+
+
+def remote_template(template: types.ResourceTemplate) -> RemoteResourceTemplate:
+    return RemoteResourceTemplate(
+        uri_template=template.uri_template,
+        name=template.name,
+        title=template.title,
+        description=template.description,
+        mime_type=template.mime_type,
+        annotations=_optional_json(template.annotations),
+    )
+
+
+def remote_prompt(prompt: types.Prompt) -> RemotePrompt:
+    return RemotePrompt(
+        name=prompt.name,
+        title=prompt.title,
+        description=prompt.description,
+        arguments=tuple(
+            argument.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for argument in prompt.arguments or ()
+        ),
+    )
