@@ -15,6 +15,10 @@ from actors import procfs
 
 pytest_plugins = ("tests.harness.loop_lag", "tests.harness.skips")
 
+# The runtime's owned parts assert they are touched on their owner thread (actors.runtime.owner):
+# read when that module is first imported, which no import above does.
+os.environ.setdefault("MCP_ACTORS_CHECK_OWNER", "1")
+
 # Threads that the interpreter or a test runner plugin may start and keep on purpose.
 _ALLOWED_THREAD_PREFIXES = ("pytest_timeout", "asyncio_")
 
