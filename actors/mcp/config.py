@@ -25,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 __all__ = [
     "LIFECYCLE_KEYS",
@@ -59,6 +60,15 @@ _FOREIGN_KEYS = frozenset(
 )
 
 _NAMESPACE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+_KEY_CONTEXT = "config_key"
+
+
+def _key_problem(key: str, message: str) -> PydanticCustomError:
+    """A model-level rule's error, classified with the (camelCase) key it is about, so that
+    `config_problems` names the key without reading the message."""
+    return PydanticCustomError("config_key", message, {_KEY_CONTEXT: key})
 
 
 class ToolFilter(BaseModel):
@@ -284,16 +294,18 @@ class ServerConfig(BaseModel):
     @model_validator(mode="after")
     def _transport_has_its_keys(self) -> ServerConfig:
         if self.transport == "stdio" and not self.command:
-            raise ValueError("the stdio transport needs a 'command'")
+            raise _key_problem("command", "the stdio transport needs a 'command'")
         if self.transport == "stdio" and self.oauth is not None:
-            raise ValueError("'oauth' is only for remote servers (streamable-http, sse), not stdio")
+            raise _key_problem(
+                "oauth", "'oauth' is only for remote servers (streamable-http, sse), not stdio"
+            )
         if self.transport in ("streamable-http", "sse"):
             if not self.url:
-                raise ValueError(f"the {self.transport} transport needs a 'url'")
+                raise _key_problem("url", f"the {self.transport} transport needs a 'url'")
             if not re.match(r"^https?://", self.url):
-                raise ValueError(f"'url' must start with http:// or https://, got {self.url!r}")
+                raise _key_problem("url", f"'url' must start with http:// or https://, got {self.url!r}")
         if self.restart_backoff_max < self.restart_backoff:
-            raise ValueError("'restartBackoffMax' must be >= 'restartBackoff'")
+            raise _key_problem("restartBackoffMax", "'restartBackoffMax' must be >= 'restartBackoff'")
         return self
 
 
@@ -396,9 +408,8 @@ def config_problems(server: str | None, error: ValidationError) -> list[ConfigPr
         ):
             message += f" (got {item['input']!r})"
         if key is None:
-            # Model-level rules name their key in the message: lift it out.
-            quoted = re.search(r"'([A-Za-z]+)'", message)
-            key = quoted.group(1) if quoted else None
+            # A rule on several keys says which key it is about (`_key_problem`).
+            key = (item.get("ctx") or {}).get(_KEY_CONTEXT)
         problems.append(ConfigProblem(server=server, key=key, message=message))
     return problems
 
