@@ -86,9 +86,9 @@ class Gateway:
         )
         self._handoff = LoopHandoff()
         self._sessions = Sessions()
+        # Where list changes and resource updates go to ``subscriptions/listen`` streams (a
+        # cluster's bus fans them out to the other replicas too: `actors.cluster.bus`).
         bus = bus if bus is not None else InMemorySubscriptionBus()
-        """Where list changes and resource updates go to ``subscriptions/listen`` streams (a
-        cluster's bus fans them out to the other replicas too: `actors.cluster.bus`)."""
         self._broadcasts = Broadcasts(self._sessions, self._handoff, bus)
         self._forwarding = Forwarding(self._sessions, self._handoff)
         self.runtime = Runtime.start(
