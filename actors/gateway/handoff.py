@@ -71,8 +71,13 @@ class LoopHandoff:
         """A task on the loop for ``coroutine``, kept until done (on the loop only)."""
         task = asyncio.get_running_loop().create_task(quietly(coroutine))
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._done)
         return task
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled():
+            task.exception()  # logged by `quietly`; retrieved, so asyncio does not log it again
 
     def run(self, coroutine: Coroutine[Any, Any, _T], timeout: float) -> _T:
         """Run ``coroutine`` on the loop and wait for it here (a host thread, never the loop)."""

@@ -278,3 +278,21 @@ def test_single_affinity_still_needs_a_lazy_start() -> None:
     (problem,) = error.value.problems
     assert (problem.server, problem.key) == ("m", "affinity")
     assert "lazyStart" in problem.message
+
+
+def test_a_send_that_fails_is_not_reported_as_a_lost_task_exception() -> None:
+    lost: list[Any] = []
+
+    async def scenario() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: lost.append(context))
+        handoff = LoopHandoff()
+
+        async def fails() -> None:
+            raise ConnectionError("the client went away")
+
+        task = handoff.start(fails())
+        await asyncio.wait([task])
+        del task
+
+    asyncio.run(scenario())
+    assert lost == []
