@@ -13,9 +13,10 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+from pydantic.alias_generators import to_camel
 
 from actors.mcp.config import (
     LIFECYCLE_KEYS,
@@ -26,7 +27,16 @@ from actors.mcp.config import (
     server_entry,
 )
 
-__all__ = ["BuiltinConfig", "ConfigError", "RuntimeConfig", "load_config"]
+__all__ = [
+    "BuiltinConfig",
+    "ClusterKeys",
+    "ClusterServerKeys",
+    "ConfigError",
+    "GatewayKeys",
+    "GatewayServerKeys",
+    "RuntimeConfig",
+    "load_config",
+]
 
 
 # The keys of this runtime; "$schema" is an editor's hint, harmless.
@@ -67,15 +77,86 @@ class BuiltinConfig(BaseModel):
     workspace: str = "."
 
 
+# The one file holds the keys of several layers; each layer owns a section of it, parsed by
+# the model below that checks its keys, and reads only that section. The runtime's (and the
+# transport's) per-server keys are `ServerConfig`'s.
+
+_SECTION = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, alias_generator=to_camel)
+
+
+class GatewayServerKeys(BaseModel):
+    """The gateway's keys of one server entry (`actors.gateway`)."""
+
+    model_config = _SECTION
+
+    prefix: StrictBool = True
+    """Through the gateway, name its tools and prompts ``namespace__name``; false keeps the
+    server's own names (they must not collide with another unprefixed server's)."""
+
+
+class ClusterServerKeys(BaseModel):
+    """The cluster's keys of one server entry (`actors.cluster`)."""
+
+    model_config = _SECTION
+
+    affinity: Literal["any", "single"] = "any"
+    """Across gateway replicas (``serve --cluster``): ``any`` runs the server wherever a request
+    lands; ``single`` runs it on one replica at a time (it keeps state), the others forward to it."""
+
+
+class GatewayKeys(BaseModel):
+    """The gateway's section of the file: its per-server keys. Read by `actors.gateway` only."""
+
+    model_config = ConfigDict(frozen=True)
+
+    servers: dict[str, GatewayServerKeys] = Field(default_factory=dict)
+
+    def prefixed(self, namespace: str) -> bool:
+        """Whether ``namespace``'s names go out as ``namespace__name``."""
+        keys = self.servers.get(namespace)
+        return keys is None or keys.prefix
+
+    def unprefixed(self) -> frozenset[str]:
+        """The servers configured with ``"prefix": false``."""
+        return frozenset(ns for ns, keys in self.servers.items() if not keys.prefix)
+
+
+class ClusterKeys(BaseModel):
+    """The cluster's section of the file: its per-server keys. Read by `actors.cluster` only."""
+
+    model_config = ConfigDict(frozen=True)
+
+    servers: dict[str, ClusterServerKeys] = Field(default_factory=dict)
+
+    def single(self, namespace: str) -> bool:
+        """Whether ``namespace`` runs on one replica at a time (``"affinity": "single"``)."""
+        keys = self.servers.get(namespace)
+        return keys is not None and keys.affinity == "single"
+
+
+def _cluster_rules(name: str, server: ServerConfig, keys: ClusterServerKeys) -> list[ConfigProblem]:
+    """What the cluster's keys need of the runtime's keys."""
+    if keys.affinity == "single" and not server.lazy_start:
+        # Started eagerly, it would run on every replica at once: only a call may start it.
+        message = "'affinity' single needs lazyStart true (a call starts it where its lease is)"
+        return [ConfigProblem(server=name, key="affinity", message=message)]
+    return []
+
+
 class RuntimeConfig(BaseModel):
-    """Everything `Runtime.start` needs."""
+    """Everything `Runtime.start` needs, and the gateway's and the cluster's sections."""
 
     model_config = ConfigDict(frozen=True)
 
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
+    """The runtime's (and transports') keys of each server."""
     builtin: BuiltinConfig = Field(default_factory=BuiltinConfig)
     tool_search: bool = False
     """Through the gateway, list only ``search_tools`` and ``call_tool`` (``"toolSearch"``)."""
+    gateway: GatewayKeys = Field(default_factory=GatewayKeys)
+    """The gateway's per-server keys (``prefix``)."""
+    cluster: ClusterKeys = Field(default_factory=ClusterKeys)
+    """The cluster's per-server keys (``affinity``)."""
     source: str | None = None
     """Where the configuration came from, for messages."""
     warnings: tuple[str, ...] = ()
@@ -157,6 +238,36 @@ def _top_level_keys(data: Mapping[str, Any], problems: list[ConfigProblem], warn
         )
 
 
+def _servers(
+    entries: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    environ: Mapping[str, str],
+    problems: list[ConfigProblem],
+    warnings: list[str],
+) -> tuple[dict[str, ServerConfig], GatewayKeys, ClusterKeys]:
+    """Each server entry, parsed into the runtime's `ServerConfig` and the other layers' keys."""
+    servers: dict[str, ServerConfig] = {}
+    gateway: dict[str, GatewayServerKeys] = {}
+    cluster: dict[str, ClusterServerKeys] = {}
+    sections = (GatewayServerKeys, ClusterServerKeys)
+    for name, entry in entries.items():
+        parsed = server_entry(str(name), entry, defaults, environ, problems, warnings, sections)
+        if parsed is None:
+            continue
+        server = parsed.server
+        gateway_keys = parsed.sections[GatewayServerKeys]
+        cluster_keys = parsed.sections[ClusterServerKeys]
+        assert isinstance(gateway_keys, GatewayServerKeys) and isinstance(cluster_keys, ClusterServerKeys)
+        if found := _cluster_rules(server.name, server, cluster_keys):
+            problems.extend(found)
+            continue
+        if not server.disabled:
+            servers[server.name] = server
+            gateway[server.name] = gateway_keys
+            cluster[server.name] = cluster_keys
+    return servers, GatewayKeys(servers=gateway), ClusterKeys(servers=cluster)
+
+
 def load_config(
     source: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig,
     environ: Mapping[str, str] | None = None,
@@ -209,11 +320,7 @@ def load_config(
         problems.append(ConfigProblem(server=None, key="toolSearch", message="must be true or false"))
         tool_search = False
 
-    servers: dict[str, ServerConfig] = {}
-    for name, entry in entries.items():
-        server = server_entry(str(name), entry, defaults, environ, problems, warnings)
-        if server is not None and not server.disabled:
-            servers[server.name] = server
+    servers, gateway, cluster = _servers(entries, defaults, environ, problems, warnings)
     if builtin.enabled and "builtin" in servers:
         problems.append(
             ConfigProblem(
@@ -223,5 +330,11 @@ def load_config(
     if problems:
         raise ConfigError(problems, origin)
     return RuntimeConfig(
-        servers=servers, builtin=builtin, tool_search=tool_search, source=origin, warnings=tuple(warnings)
+        servers=servers,
+        builtin=builtin,
+        tool_search=tool_search,
+        gateway=gateway,
+        cluster=cluster,
+        source=origin,
+        warnings=tuple(warnings),
     )

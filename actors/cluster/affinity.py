@@ -26,12 +26,13 @@ import logging
 import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import redis
 
 from actors.cluster.forward import FORWARDED_HEADER, Forwarder, is_unreachable
 from actors.cluster.lease import DEFAULT_TTL, Claim, Leases, redis_client
+from actors.cluster.served import ServedGateway
 from actors.mcp.config import ServerConfig
 from actors.runtime.messages import (
     CallTool,
@@ -40,13 +41,9 @@ from actors.runtime.messages import (
     ReadResource,
     ResourceSubscription,
     ServerRequest,
-    StopServer,
 )
 from actors.runtime.schema_cache import SchemaCache
 from actors.tools import ErrorType, ToolResult
-
-if TYPE_CHECKING:
-    from actors.gateway.gateway import Gateway
 
 __all__ = ["DEFAULT_TTL", "Affinity", "Following", "lease_name"]
 
@@ -68,12 +65,19 @@ def lease_name(config: ServerConfig) -> str:
 
 
 class Affinity:
-    """The routing of single-affinity servers' requests for one replica's gateway."""
+    """The routing of single-affinity servers' requests for one replica's gateway.
+
+    Its requests run on the gateway's loop; the lease thread renews, loses and releases leases
+    (`_lost`, `_release_idle`). The counts both read (requests in flight and begun, the
+    namespace of each lease, the owners forwarded to) are all under ``_lock``, which covers
+    every one of them and is never held across a wait. The gateway is seen only through
+    `ServedGateway`: its configuration as an immutable snapshot, its server stopped by a tell.
+    """
 
     def __init__(self, leases: Leases, forwarder: Forwarder) -> None:
         self.leases = leases
         self.forwarder = forwarder
-        self._gateway: Gateway | None = None
+        self._gateway: ServedGateway | None = None
         self._lock = threading.Lock()
         self._in_flight: Counter[str] = Counter()
         self._served: Counter[str] = Counter()
@@ -106,14 +110,14 @@ class Affinity:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def attach(self, gateway: Gateway) -> None:
+    def attach(self, gateway: ServedGateway) -> None:
         """The gateway whose requests this routes (it calls this when it is built)."""
         self._gateway = gateway
 
     def routes(self, namespace: str) -> bool:
         """Whether requests of ``namespace`` go through `request` (its affinity is single)."""
-        server = self._config(namespace)
-        return server is not None and server.affinity == "single"
+        gateway = self._gateway
+        return gateway is not None and gateway.config.cluster.single(namespace)
 
     async def request(
         self,
@@ -305,11 +309,12 @@ class Affinity:
     # ---- on the leases' thread -------------------------------------------------------------
 
     def _lost(self, name: str) -> None:
-        namespace = self._namespaces.get(name)
+        with self._lock:
+            namespace = self._namespaces.get(name)
         gateway = self._gateway
         if namespace is not None and gateway is not None:
             # A tell: the leases' thread goes on renewing the others.
-            gateway.runtime.registry.tell(StopServer(namespace))
+            gateway.stop_server(namespace)
 
     def _release_idle(self) -> None:
         """Release the leases of servers that stopped here (idle stop, failure, removal)."""
@@ -317,17 +322,15 @@ class Affinity:
         if gateway is None:
             return
         for name in self.leases.held():
-            namespace = self._namespaces.get(name)
-            if namespace is None:
-                continue
             with self._lock:
-                if self._in_flight[namespace]:
+                namespace = self._namespaces.get(name)
+                if namespace is None or self._in_flight[namespace]:
                     continue
                 served = self._served[namespace]
             server = self._config(namespace)
             if server is not None and lease_name(server) == name:
-                statuses = gateway.runtime.status(namespace, timeout=_STATUS_TIMEOUT)
-                if any(s.state not in _STOPPED for s in statuses):
+                states = gateway.server_states(namespace, _STATUS_TIMEOUT)
+                if any(state not in _STOPPED for state in states):
                     continue
             with self._lock:
                 # Nothing began meanwhile: forget it before a new request could serve under it.
@@ -339,7 +342,7 @@ class Affinity:
 
     # ---- helpers ---------------------------------------------------------------------------
 
-    def _gateway_now(self) -> Gateway:
+    def _gateway_now(self) -> ServedGateway:
         if self._gateway is None:
             raise RuntimeError("Affinity.attach was not called")
         return self._gateway

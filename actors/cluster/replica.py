@@ -20,10 +20,8 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol
 
 import redis
-from mcp.shared.subscriptions import ServerEvent
 
 from actors.cluster.affinity import lease_name
 from actors.cluster.bus import RedisSubscriptionBus
@@ -31,6 +29,7 @@ from actors.cluster.lease import Leases, redis_client
 from actors.cluster.link import RedisLink
 from actors.cluster.members import Membership
 from actors.cluster.schema_store import LEARNING_TTL, RedisSchemaStore
+from actors.cluster.served import ServedGateway
 from actors.config import BuiltinConfig, RuntimeConfig
 from actors.mcp.config import ServerConfig
 from actors.runtime import Runtime
@@ -43,15 +42,6 @@ _PULL_TIMEOUT = 3.0
 _LEARN_TIMEOUT = 60.0
 """How long ``prepare`` waits, at most, for servers to be learnt (here or elsewhere)."""
 _POLL = 0.2
-
-
-class _Served(Protocol):
-    """What a replica needs of its gateway (`actors.gateway.Gateway`)."""
-
-    @property
-    def in_flight(self) -> int: ...
-
-    def announce(self, event: ServerEvent) -> None: ...
 
 
 def new_replica_id() -> str:
@@ -112,8 +102,9 @@ class ClusterReplica:
         deadline = time.monotonic() + timeout
         while unknown:
             mine = [server for server in unknown if self.store.claim(server, self.id, _PULL_TIMEOUT)]
-            with self._leases(mine) as leases:
-                owned = self._owned_elsewhere(mine, leases)
+            single = [server for server in mine if config.cluster.single(server.name)]
+            with self._leases(single) as leases:
+                owned = self._owned_elsewhere(single, leases)
                 learn = [server for server in mine if server not in owned]
                 if learn:
                     # Within the claim's lifetime: a claim that expired lets another replica learn too.
@@ -130,19 +121,19 @@ class ClusterReplica:
                 return
             unknown = self.store.pull(others, _PULL_TIMEOUT)
 
-    def _leases(self, servers: list[ServerConfig]) -> Leases | _NoLeases:
-        """Leases to learn ``servers`` under, if any is single-affinity (released on exit)."""
-        if not any(server.affinity == "single" for server in servers):
+    def _leases(self, single: list[ServerConfig]) -> Leases | _NoLeases:
+        """Leases to learn the ``single``-affinity servers under, if any (released on exit)."""
+        if not single:
             return _NoLeases()
         return Leases(redis_client(self.url), self.id, LEARNING_TTL)
 
-    def _owned_elsewhere(self, servers: list[ServerConfig], leases: Leases | _NoLeases) -> list[ServerConfig]:
-        """The single-affinity ``servers`` whose lease this replica could not take (held by
+    def _owned_elsewhere(self, single: list[ServerConfig], leases: Leases | _NoLeases) -> list[ServerConfig]:
+        """The ``single``-affinity servers whose lease this replica could not take (held by
         another replica, which runs them, or Redis away): not started here to learn them."""
-        owned = []
-        for server in servers:
-            if server.affinity != "single" or not isinstance(leases, Leases):
-                continue
+        owned: list[ServerConfig] = []
+        if not isinstance(leases, Leases):
+            return owned
+        for server in single:
             try:
                 claim = leases.claim(lease_name(server)).result(_PULL_TIMEOUT)
             except (redis.RedisError, RuntimeError, TimeoutError) as exc:
@@ -175,7 +166,7 @@ class ClusterReplica:
             for server in servers:
                 self.store.release(server, self.id)
 
-    def attach(self, gateway: _Served) -> None:
+    def attach(self, gateway: ServedGateway) -> None:
         """Serve ``gateway``: other replicas' events reach its clients, and this replica is a
         member with its load (the calls in flight)."""
         self.bus.on_remote = gateway.announce

@@ -11,6 +11,7 @@ import difflib
 import fnmatch
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import (
@@ -24,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 __all__ = [
     "LIFECYCLE_KEYS",
@@ -31,6 +33,7 @@ __all__ = [
     "ConfigProblem",
     "OAuthConfig",
     "ServerConfig",
+    "ServerEntry",
     "ToolFilter",
     "config_problems",
     "server_entry",
@@ -57,6 +60,15 @@ _FOREIGN_KEYS = frozenset(
 )
 
 _NAMESPACE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+_KEY_CONTEXT = "config_key"
+
+
+def _key_problem(key: str, message: str) -> PydanticCustomError:
+    """A model-level rule's error, classified with the (camelCase) key it is about, so that
+    `config_problems` names the key without reading the message."""
+    return PydanticCustomError("config_key", message, {_KEY_CONTEXT: key})
 
 
 class ToolFilter(BaseModel):
@@ -160,7 +172,9 @@ class OAuthConfig(BaseModel):
 
 
 class ServerConfig(BaseModel):
-    """One MCP server: how to reach it and how to run it."""
+    """One MCP server: how to reach it and how to run it (the transport's and the runtime's
+    keys). The gateway's and the cluster's per-server keys are their own sections of the file
+    (`actors.config.GatewayKeys`, `actors.config.ClusterKeys`)."""
 
     model_config = ConfigDict(
         frozen=True,
@@ -225,11 +239,11 @@ class ServerConfig(BaseModel):
     """The least severe log message the server should send (``logging/setLevel``); unset: its default."""
     disabled: StrictBool = False
     prefix: StrictBool = True
-    """Through the gateway, name its tools and prompts ``namespace__name``; false keeps the
-    server's own names (they must not collide with another unprefixed server's)."""
+    """A copy of the gateway's key (`actors.config.GatewayServerKeys`, which owns and checks it),
+    kept readable here for code outside the gateway; the runtime does not use it."""
     affinity: Affinity = "any"
-    """Across gateway replicas (``serve --cluster``): ``any`` runs the server wherever a request
-    lands; ``single`` runs it on one replica at a time (it keeps state), the others forward to it."""
+    """A copy of the cluster's key (`actors.config.ClusterServerKeys`, which owns and checks it),
+    kept readable here for code outside the cluster; the runtime does not use it."""
 
     @field_validator("transport", mode="before")
     @classmethod
@@ -280,19 +294,18 @@ class ServerConfig(BaseModel):
     @model_validator(mode="after")
     def _transport_has_its_keys(self) -> ServerConfig:
         if self.transport == "stdio" and not self.command:
-            raise ValueError("the stdio transport needs a 'command'")
+            raise _key_problem("command", "the stdio transport needs a 'command'")
         if self.transport == "stdio" and self.oauth is not None:
-            raise ValueError("'oauth' is only for remote servers (streamable-http, sse), not stdio")
+            raise _key_problem(
+                "oauth", "'oauth' is only for remote servers (streamable-http, sse), not stdio"
+            )
         if self.transport in ("streamable-http", "sse"):
             if not self.url:
-                raise ValueError(f"the {self.transport} transport needs a 'url'")
+                raise _key_problem("url", f"the {self.transport} transport needs a 'url'")
             if not re.match(r"^https?://", self.url):
-                raise ValueError(f"'url' must start with http:// or https://, got {self.url!r}")
-        if self.affinity == "single" and not self.lazy_start:
-            # Started eagerly, it would run on every replica at once: only a call may start it.
-            raise ValueError("'affinity' single needs lazyStart true (a call starts it where its lease is)")
+                raise _key_problem("url", f"'url' must start with http:// or https://, got {self.url!r}")
         if self.restart_backoff_max < self.restart_backoff:
-            raise ValueError("'restartBackoffMax' must be >= 'restartBackoff'")
+            raise _key_problem("restartBackoffMax", "'restartBackoffMax' must be >= 'restartBackoff'")
         return self
 
 
@@ -395,11 +408,19 @@ def config_problems(server: str | None, error: ValidationError) -> list[ConfigPr
         ):
             message += f" (got {item['input']!r})"
         if key is None:
-            # Model-level rules name their key in the message: lift it out.
-            quoted = re.search(r"'([A-Za-z]+)'", message)
-            key = quoted.group(1) if quoted else None
+            # A rule on several keys says which key it is about (`_key_problem`).
+            key = (item.get("ctx") or {}).get(_KEY_CONTEXT)
         problems.append(ConfigProblem(server=server, key=key, message=message))
     return problems
+
+
+@dataclass(frozen=True)
+class ServerEntry:
+    """One ``mcpServers`` entry, parsed: the runtime's `ServerConfig` and each other layer's
+    section of it (by the model that owns those keys)."""
+
+    server: ServerConfig
+    sections: Mapping[type[BaseModel], BaseModel]
 
 
 def server_entry(
@@ -409,7 +430,14 @@ def server_entry(
     environ: Mapping[str, str],
     problems: list[ConfigProblem],
     warnings: list[str],
-) -> ServerConfig | None:
+    sections: tuple[type[BaseModel], ...] = (),
+) -> ServerEntry | None:
+    """Parse the entry of server ``name``; None when it has problems (added to ``problems``).
+
+    ``sections`` are the models of the other layers' per-server keys (camelCase aliases of
+    their fields): their keys are checked by them, and copied onto the `ServerConfig` fields
+    of the same name that code outside those layers still reads.
+    """
     if not isinstance(entry, Mapping):
         problems.append(ConfigProblem(server=name, key=None, message="must be an object"))
         return None
@@ -445,10 +473,21 @@ def server_entry(
         )
     if missing:
         return None
+    parsed: dict[type[BaseModel], BaseModel] = {}
+    for model in sections:
+        owned = {key: fields.pop(key) for key in [to_camel(f) for f in model.model_fields] if key in fields}
+        try:
+            parsed[model] = section = model.model_validate(owned)
+        except ValidationError as exc:
+            problems.extend(config_problems(name, exc))
+            continue
+        fields.update(section.model_dump(by_alias=True))
     try:
         server = ServerConfig.model_validate({"name": name, **fields})
     except ValidationError as exc:
         problems.extend(config_problems(name, exc))
         return None
     # Unknown keys were left out above so the rest could still be checked and reported.
-    return None if unknown else server
+    if unknown or len(parsed) < len(sections):
+        return None
+    return ServerEntry(server, parsed)

@@ -1,0 +1,70 @@
+"""Prompts and completion through the gateway: ``prompts/list``, ``prompts/get``,
+``completion/complete``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+from actors.gateway.conversion import prompt, protocol_error
+from actors.gateway.routing import Requests, Serving
+from actors.mcp.catalog import PromptSpec
+from actors.runtime.messages import Complete, GetPrompt, ListPrompts
+
+__all__ = ["Prompts"]
+
+
+class Prompts:
+    """The prompt handlers. Run on the gateway's loop; no state of their own."""
+
+    def __init__(
+        self, requests: Requests, serving: Callable[[], Serving], owner_of: Callable[[str], Any]
+    ) -> None:
+        self._requests = requests
+        self._serving = serving
+        self._owner_of = owner_of
+        """The namespace serving a resource URI (`actors.gateway.resources.Resources.owner_of`)."""
+
+    async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
+        self._requests.seen(ctx)
+        prompts: list[PromptSpec] = await self._requests.ask(ListPrompts())
+        names = self._serving().names
+        return types.ListPromptsResult(prompts=[prompt(p, names) for p in prompts])
+
+    async def _internal(self, external: str) -> tuple[str, str]:
+        name = await self._requests.internal(self._serving(), external, ListPrompts())
+        if name is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {external}")
+        namespace, _, bare = name.partition("/")
+        return namespace, bare
+
+    async def get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        namespace, name = await self._internal(params.name)
+        result = await self._requests.request(
+            ctx, namespace, GetPrompt(namespace, name, dict(params.arguments or {}))
+        )
+        if not result.success:
+            raise protocol_error(result)
+        return types.GetPromptResult.model_validate(result.output or {"messages": []})
+
+    async def complete(self, ctx: Any, params: types.CompleteRequestParams) -> types.CompleteResult:
+        ref = params.ref
+        if isinstance(ref, types.PromptReference):
+            namespace, name = await self._internal(ref.name)
+            backend_ref: dict[str, Any] = {"type": "ref/prompt", "name": name}
+        else:
+            namespace = await self._owner_of(ref.uri)
+            backend_ref = {"type": "ref/resource", "uri": ref.uri}
+        argument = {"name": params.argument.name, "value": params.argument.value}
+        context = dict(params.context.arguments or {}) if params.context is not None else None
+        result = await self._requests.request(
+            ctx, namespace, Complete(namespace, backend_ref, argument, context)
+        )
+        if not result.success:
+            raise protocol_error(result)
+        return types.CompleteResult(
+            completion=types.Completion.model_validate(result.output or {"values": []})
+        )

@@ -1,0 +1,160 @@
+"""Resources through the gateway: lists, reads, and updates followed for clients.
+
+A handshake-era client subscribes to a URI (``resources/subscribe``); a 2026-07-28 client names
+URIs in its ``subscriptions/listen`` stream. Either way the gateway follows each URI at the
+backend that serves it, once however many clients want it (`actors.gateway.watches`), and each
+backend update is published on the bus once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable
+from typing import Any
+
+import mcp_types as types
+from mcp.server.subscriptions import ListenHandler, SubscriptionBus
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated
+
+from actors.gateway.conversion import protocol_error, resource, template, template_pattern
+from actors.gateway.handoff import LoopHandoff
+from actors.gateway.routing import AffinityRouter, Requests
+from actors.gateway.watches import Followed, ResourceWatches
+from actors.mcp.catalog import ResourceSpec, ResourceTemplateSpec
+from actors.runtime.messages import (
+    ListResources,
+    ListResourceTemplates,
+    ReadResource,
+    ResourceSubscription,
+    SubscribeResource,
+)
+
+__all__ = ["Resources"]
+
+logger = logging.getLogger(__name__)
+
+
+class Resources:
+    """The resource handlers and the clients' subscriptions.
+
+    Owned by the gateway's loop: the handlers run on it, and the subscribers and watches are
+    touched only there. A backend's update arrives on the host thread, another replica's on the
+    bus's: both are handed to the loop (`updated`, `tell_subscribers`).
+    """
+
+    def __init__(
+        self,
+        requests: Requests,
+        handoff: LoopHandoff,
+        bus: SubscriptionBus,
+        affinity: AffinityRouter | None,
+    ) -> None:
+        self._requests = requests
+        self._handoff = handoff
+        self._bus = bus
+        self._affinity = affinity
+        self._subscribers: dict[tuple[int, str], Any] = {}
+        """(id of the client's session, URI) → that session, for ``resources/subscribe``."""
+        self._listen = ListenHandler(bus)
+        self._watches = ResourceWatches(self._watch)
+
+    async def list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+        self._requests.seen(ctx)
+        resources: list[ResourceSpec] = await self._requests.ask(ListResources())
+        return types.ListResourcesResult(resources=[resource(r) for r in resources])
+
+    async def list_resource_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        self._requests.seen(ctx)
+        templates: list[ResourceTemplateSpec] = await self._requests.ask(ListResourceTemplates())
+        return types.ListResourceTemplatesResult(resource_templates=[template(t) for t in templates])
+
+    async def owner_of(self, uri: str) -> str:
+        """The namespace serving ``uri``: one that lists it, else one whose template matches it."""
+        resources: list[ResourceSpec] = await self._requests.ask(ListResources())
+        for spec in resources:
+            if spec.uri == uri:
+                return spec.namespace
+        templates: list[ResourceTemplateSpec] = await self._requests.ask(ListResourceTemplates())
+        for known in templates:
+            if template_pattern(known.uri_template).fullmatch(uri):
+                return known.namespace
+        raise MCPError(types.INVALID_PARAMS, f"Resource not found: {uri}")
+
+    async def read_resource(
+        self, ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        namespace = await self.owner_of(uri)
+        result = await self._requests.request(ctx, namespace, ReadResource(namespace, uri))
+        if not result.success:
+            raise protocol_error(result)
+        return types.ReadResourceResult.model_validate(result.output or {"contents": []})
+
+    async def subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        self._requests.seen(ctx)
+        uri = str(params.uri)
+        await self.owner_of(uri)  # a URI nobody serves is the client's error
+        key = (id(ctx.session), uri)
+        if key in self._subscribers:
+            return types.EmptyResult()
+        # One backend subscription per URI, shared with listen streams (`_watch`).
+        self._subscribers[key] = ctx.session
+        try:
+            await self._watches.hold([uri])
+        except BaseException:
+            self._subscribers.pop(key, None)
+            self._watches.release([uri])
+            raise
+        return types.EmptyResult()
+
+    async def unsubscribe(self, ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        uri = str(params.uri)
+        if self._subscribers.pop((id(ctx.session), uri), None) is not None:
+            self._watches.release([uri])
+        return types.EmptyResult()
+
+    async def listen(
+        self, ctx: Any, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        # 2026-07-28: the resources a stream names are followed at their backends while it lasts.
+        uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
+        try:
+            await self._watches.hold(uris)
+            return await self._listen(ctx, params)
+        finally:
+            self._watches.release(uris)
+
+    async def _watch(self, uri: str) -> Followed | None:
+        try:
+            namespace = await self.owner_of(uri)
+        except MCPError:
+            return None  # a URI nobody serves is honoured and never fires, as for any server
+
+        def subscribe() -> Awaitable[ResourceSubscription]:
+            return self._requests.ask(SubscribeResource(namespace, uri, self.updated))
+
+        try:
+            if self._affinity is not None and self._affinity.routes(namespace):
+                return await self._affinity.watch(namespace, uri, subscribe)
+            subscription: ResourceSubscription = await subscribe()
+        except Exception as exc:
+            logger.warning("gateway: cannot follow %s at %s: %s", uri, namespace, exc)
+            return None
+        return subscription
+
+    def updated(self, uri: str) -> None:
+        """A backend's update of ``uri`` (on the host thread). One publish per backend update:
+        the bus tells this replica's listen streams and the other replicas; this replica's
+        handshake-era subscribers are told here."""
+        self._handoff.send_soon(self._bus.publish(ResourceUpdated(uri)))
+        self.tell_subscribers(uri)
+
+    def tell_subscribers(self, uri: str) -> None:
+        """Tell the handshake-era subscribers of ``uri`` that it changed (from any thread)."""
+        self._handoff.call(self._tell_on_loop, uri)
+
+    def _tell_on_loop(self, uri: str) -> None:
+        for (_, subscribed), session in list(self._subscribers.items()):
+            if subscribed == uri:
+                self._handoff.start(session.send_resource_updated(uri))

@@ -1,0 +1,266 @@
+"""Routing: which actor (or replica) serves a client's request, and waiting for its answer.
+
+`Routes` remembers which server actor serves a namespace, so a call skips the registry;
+`Requests` sends a request there (or hands it to the cluster's affinity router), waits for
+the answer without blocking the loop, cancels it at the backend when the client cancels or goes
+away, and lets the backend's log messages reach the client before the answer does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import mcp_types as types
+import pykka
+from mcp.server.connection import allowed_log_levels
+from mcp.shared.exceptions import MCPError
+
+from actors.config import RuntimeConfig
+from actors.gateway.external import ExternalNames
+from actors.gateway.handoff import LoopHandoff
+from actors.gateway.sessions import Sessions
+from actors.gateway.watches import Followed
+from actors.mcp.catalog import PromptSpec
+from actors.mcp.names import external_name
+from actors.runtime import Runtime
+from actors.runtime.messages import CallTool, ListPrompts, ListTools, ResourceSubscription, ServerRequest
+from actors.runtime.registry import Route
+from actors.tools import ToolResult, ToolSpec
+
+if TYPE_CHECKING:
+    from actors.cluster.served import ServedGateway
+
+__all__ = ["AffinityRouter", "Requests", "Routes", "Serving"]
+
+_T = TypeVar("_T")
+
+LIST_TIMEOUT = 120.0
+_FLUSH_TIMEOUT = 5.0
+_DISCONNECT_POLL = 0.5
+"""How often a call in flight checks that its HTTP client is still there."""
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What the gateway serves right now: replaced whole on a reload (on the reloader's
+    thread), read from any thread; never changed in place."""
+
+    config: RuntimeConfig
+    names: ExternalNames
+    """Thread-safe on its own (its lock covers all of its state)."""
+    tool_search: bool
+
+
+class AffinityRouter(Protocol):
+    """Decides where requests of some servers are served across replicas (`actors.cluster.affinity`)."""
+
+    def attach(self, gateway: ServedGateway) -> None: ...
+
+    def routes(self, namespace: str) -> bool: ...
+
+    async def request(
+        self, ctx: Any, namespace: str, message: ServerRequest, local: Callable[[], Awaitable[ToolResult]]
+    ) -> ToolResult: ...
+
+    async def watch(
+        self, namespace: str, uri: str, local: Callable[[], Awaitable[ResourceSubscription]]
+    ) -> Followed: ...
+
+
+class Routes:
+    """namespace → the actor serving its calls, as the registry said.
+
+    Owned by the gateway's loop. The registry's answers arrive on its thread and are handed to
+    the loop; `reset` (a reload, on the reloader's thread) too. Each reset starts a new
+    generation: an answer asked for before it is dropped.
+    """
+
+    def __init__(self, registry: pykka.ActorRef[Any], handoff: LoopHandoff) -> None:
+        self._registry = registry
+        self._handoff = handoff
+        self._routes: dict[str, pykka.ActorRef[Any]] = {}
+        self._generation = 0
+
+    def send(self, message: ServerRequest) -> None:
+        """Tell ``message`` to the actor serving its namespace, skipping the registry when its
+        route is known (a dead route sends it, and later calls, back through the registry)."""
+        if isinstance(message, CallTool):
+            route = self._routes.get(message.namespace)
+            if route is not None:
+                try:
+                    route.tell(message)
+                    return
+                except pykka.ActorDeadError:
+                    self._routes.pop(message.namespace, None)
+            self._learn(message.namespace)
+        self._registry.tell(message)
+
+    def _learn(self, namespace: str) -> None:
+        """Ask the registry which actor serves ``namespace``, for the calls after this one."""
+        asked = Route(namespace)
+        generation = self._generation
+        loop = asyncio.get_running_loop()
+
+        def learnt(answer: concurrent.futures.Future[Any]) -> None:
+            # On the registry's thread: the answer goes to the loop, which owns the routes.
+            if answer.cancelled() or answer.exception() is not None or answer.result() is None:
+                return
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(self.learnt, generation, namespace, answer.result())
+
+        asked.reply.add_done_callback(learnt)
+        self._registry.tell(asked)
+
+    def learnt(self, generation: int, namespace: str, route: pykka.ActorRef[Any]) -> None:
+        """The registry named ``route`` for ``namespace`` (on the loop)."""
+        if generation == self._generation:
+            self._routes[namespace] = route
+
+    def reset(self) -> None:
+        """Forget every route (from any thread): the servers behind them may have changed."""
+        if not self._handoff.call(self._reset):
+            self._reset()  # not serving yet: no loop touches them
+
+    def _reset(self) -> None:
+        self._generation += 1
+        self._routes = {}
+
+
+class Requests:
+    """Sends clients' requests to the runtime and waits for the answers, on the gateway's loop.
+
+    Holds no state of its own: the requests in flight are in `Sessions`, the routes in `Routes`
+    (both owned by the loop).
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        sessions: Sessions,
+        handoff: LoopHandoff,
+        routes: Routes,
+        affinity: AffinityRouter | None,
+    ) -> None:
+        self._runtime = runtime
+        self._sessions = sessions
+        self._handoff = handoff
+        self._routes = routes
+        self._affinity = affinity
+
+    def seen(self, ctx: Any) -> None:
+        """A request of a client arrived (on the loop)."""
+        self._handoff.on_loop()
+        self._sessions.seen(ctx)
+
+    async def ask(self, message: Any) -> Any:
+        """Send ``message`` to the registry and await its reply."""
+        self._runtime.registry.tell(message)
+        return await asyncio.wait_for(asyncio.wrap_future(message.reply), LIST_TIMEOUT)
+
+    async def request(self, ctx: Any, namespace: str, message: ServerRequest) -> ToolResult:
+        """Send ``message``, or have the affinity router serve it here or on another replica."""
+        if self._affinity is not None and self._affinity.routes(namespace):
+            self.seen(ctx)
+            return await self._affinity.request(
+                ctx, namespace, message, lambda: self.served(ctx, namespace, message)
+            )
+        return await self.served(ctx, namespace, message)
+
+    async def served(self, ctx: Any, namespace: str, message: ServerRequest) -> ToolResult:
+        """Send ``message`` here; a client that cancels its request cancels it at the backend."""
+        self.seen(ctx)
+        ticket = self._sessions.busy(namespace, ctx)
+        try:
+            self._routes.send(message)
+            result = await while_connected(ctx, asyncio.wrap_future(message.reply))
+            if may_log(ctx):
+                await self._forwarded(namespace, ticket)
+            return result
+        except asyncio.CancelledError:
+            message.reply.cancel()
+            raise
+        except ClientGone:
+            message.reply.cancel()
+            raise MCPError(types.INTERNAL_ERROR, "the client went away before the answer") from None
+        finally:
+            self._sessions.idle(namespace, ticket)
+
+    async def _forwarded(self, namespace: str, ticket: int) -> None:
+        """Let what the backend said during the request (its log messages, which reach us on a
+        host thread) go out before the answer does."""
+        # Bounded: a stuck host handler must not hold every answer (the logs would be lost only).
+        # Once delivered, the host thread has handed each log message to this loop, before the
+        # future's own completion reaches it.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.wrap_future(self._runtime.host.delivered()), _FLUSH_TIMEOUT)
+        client = self._sessions.request(namespace, ticket)
+        sent = list(client.sent) if client is not None else []
+        if sent:
+            await asyncio.wait(sent, timeout=_FLUSH_TIMEOUT)
+
+    async def internal(self, serving: Serving, external: str, listing: ListTools | ListPrompts) -> str | None:
+        """The ``namespace/name`` behind ``external``, even if this process never handed it out.
+
+        A client may call a name it learned from an earlier gateway process or session without
+        listing first. A configured server's plain ``ns__name`` is read as it is (no server
+        starts); other names (of servers without a prefix, or shortened) are learned from the
+        registry's list.
+        """
+        names = serving.names
+        name = names.internal(external) or plain_name(serving.config, external)
+        if name is None:
+            specs: list[ToolSpec] | list[PromptSpec] = await self.ask(listing)
+            for spec in specs:
+                names.external(spec.name)
+            name = names.internal(external)
+        return name
+
+
+def plain_name(config: RuntimeConfig, external: str) -> str | None:
+    """``ns/name`` for ``ns__name`` when ``ns`` is a configured server with a prefix."""
+    namespace, separator, bare = external.partition("__")
+    if (
+        separator
+        and namespace in config.servers
+        and config.gateway.prefixed(namespace)
+        and external_name(f"{namespace}/{bare}") == external
+    ):
+        return f"{namespace}/{bare}"
+    return None
+
+
+class ClientGone(Exception):
+    """The HTTP request of the client waiting for an answer has ended."""
+
+
+async def while_connected(ctx: Any, reply: asyncio.Future[_T]) -> _T:
+    """``reply`` once it comes; `ClientGone` if the client's HTTP request ends before.
+
+    A Streamable HTTP client whose POST stream closed can never get this answer (the gateway
+    keeps no event store to resume streams from), so its backend call must not run on for
+    nobody. Over stdio a client that goes away ends the gateway, and its servers with it.
+    """
+    is_disconnected = getattr(ctx.request, "is_disconnected", None)
+    if is_disconnected is None:
+        return await reply
+    while True:
+        # asyncio.wait leaves ``reply`` running when the wait times out or is cancelled.
+        done, _ = await asyncio.wait({reply}, timeout=_DISCONNECT_POLL)
+        if done:
+            return reply.result()
+        if await is_disconnected():
+            raise ClientGone
+
+
+def may_log(ctx: Any) -> bool:
+    """Whether the SDK would send the client log messages on this request: always in the
+    handshake era; in 2026-07-28 only when the request opted in (``_meta`` log level)."""
+    version = getattr(ctx, "protocol_version", None)
+    if not isinstance(version, str):
+        return True
+    return bool(allowed_log_levels(version, ctx.meta if ctx.request_id is not None else None))

@@ -1,0 +1,85 @@
+"""Building the gateway's MCP server: the SDK's low-level ``Server`` with the gateway's handlers.
+
+Its handlers run per request (so lists may change at any time), on the loop the gateway serves
+on (stdio or Streamable HTTP, `actors.gateway.serve`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from importlib.metadata import version
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+
+__all__ = ["LIST_CHANGES", "Handlers", "build_server"]
+
+INSTRUCTIONS = (
+    "mcp-actors gateway: the tools, resources and prompts of several MCP servers in one. "
+    "Tool and prompt names are 'server__name' unless a server is configured without a prefix."
+)
+
+LIST_CHANGES = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+"""What the gateway declares: list changes of tools, resources and prompts."""
+
+Handler = Callable[[Any, Any], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Handlers:
+    """One coroutine function per request the gateway answers: ``(ctx, params) -> result``."""
+
+    list_tools: Handler
+    call_tool: Handler
+    list_resources: Handler
+    list_resource_templates: Handler
+    read_resource: Handler
+    subscribe_resource: Handler
+    unsubscribe_resource: Handler
+    subscriptions_listen: Handler
+    list_prompts: Handler
+    get_prompt: Handler
+    completion: Handler
+    set_level: Handler
+
+
+class _GatewayServer(Server[Any]):
+    """The SDK's low-level server, declaring list changes unless told otherwise: its Streamable
+    HTTP session manager asks for the initialization options without saying (stdio passes them)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or LIST_CHANGES, experimental_capabilities, extensions
+        )
+
+
+def build_server(handlers: Handlers) -> Server[Any]:
+    """The gateway's server, answering with ``handlers``."""
+    server = _GatewayServer(
+        "mcp-actors",
+        version=version("mcp-actors"),
+        instructions=INSTRUCTIONS,
+        on_list_tools=handlers.list_tools,
+        on_call_tool=handlers.call_tool,
+        on_list_resources=handlers.list_resources,
+        on_list_resource_templates=handlers.list_resource_templates,
+        on_read_resource=handlers.read_resource,
+        on_subscribe_resource=handlers.subscribe_resource,
+        on_unsubscribe_resource=handlers.unsubscribe_resource,
+        on_subscriptions_listen=handlers.subscriptions_listen,
+        on_list_prompts=handlers.list_prompts,
+        on_get_prompt=handlers.get_prompt,
+        on_completion=handlers.completion,
+    )
+    # Registered apart from the constructor, which warns that logging is deprecated in
+    # 2026-07-28: handshake-era clients (and the conformance suite) still set a level.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, handlers.set_level)
+    return server

@@ -1,0 +1,93 @@
+"""Tools through the gateway: ``tools/list`` and ``tools/call``, and tool search.
+
+With tool search on (``"toolSearch": true``, ``serve --tool-search``) the list holds only
+``search_tools`` and ``call_tool`` (`actors.gateway.search`), for catalogs too large to list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+from actors.gateway.conversion import call_result, is_not_offered, refused, tool
+from actors.gateway.forwarding import Forwarding
+from actors.gateway.routing import Requests, Serving
+from actors.gateway.search import CALL_TOOL, DEFAULT_LIMIT, MAX_LIMIT, META_TOOLS, SEARCH_TOOLS, ToolIndex
+from actors.runtime.messages import CallTool, ListTools
+from actors.tools import ErrorType, ToolSpec
+
+__all__ = ["Tools"]
+
+
+class Tools:
+    """The tool handlers. Run on the gateway's loop; no state of their own (what is served
+    comes from the current `Serving` snapshot)."""
+
+    def __init__(self, requests: Requests, forwarding: Forwarding, serving: Callable[[], Serving]) -> None:
+        self._requests = requests
+        self._forwarding = forwarding
+        self._serving = serving
+
+    async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        self._requests.seen(ctx)
+        serving = self._serving()
+        if serving.tool_search:
+            return types.ListToolsResult(tools=list(META_TOOLS))
+        specs: list[ToolSpec] = await self._requests.ask(ListTools())
+        return types.ListToolsResult(tools=[tool(spec, serving.names) for spec in specs])
+
+    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        serving = self._serving()
+        if serving.tool_search and params.name in (SEARCH_TOOLS, CALL_TOOL):
+            return await self._meta_tool(ctx, params)
+        name = await self._requests.internal(serving, params.name, ListTools())
+        if name is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        namespace, _, bare = name.partition("/")
+        token = (ctx.meta or {}).get("progress_token") if isinstance(ctx.meta, Mapping) else None
+        progress = self._forwarding.progress_sender(ctx, token) if token is not None else None
+        call = CallTool(namespace, bare, dict(params.arguments or {}), progress=progress)
+        result = await self._requests.request(ctx, namespace, call)
+        if is_not_offered(result):
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name} ({result.error})")
+        return call_result(result)
+
+    async def _meta_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = dict(params.arguments or {})
+        if params.name == SEARCH_TOOLS:
+            return await self._search_tools(ctx, arguments)
+        name, given = arguments.get("name"), arguments.get("arguments") or {}
+        if not isinstance(name, str) or not isinstance(given, Mapping):
+            return refused(
+                ErrorType.VALIDATION, "call_tool takes 'name' (a tool's name) and 'arguments' (an object)"
+            )
+        if name in (SEARCH_TOOLS, CALL_TOOL):
+            return refused(ErrorType.VALIDATION, f"call {name} itself, not through call_tool")
+        try:
+            # The same call as a direct one, within this request: its progress token, its cancellation.
+            return await self.call_tool(ctx, types.CallToolRequestParams(name=name, arguments=dict(given)))
+        except MCPError as exc:
+            return refused(ErrorType.NOT_FOUND, f"{exc.error.message}; search_tools finds tools by keyword")
+
+    async def _search_tools(self, ctx: Any, arguments: dict[str, Any]) -> types.CallToolResult:
+        self._requests.seen(ctx)
+        query, limit = arguments.get("query"), arguments.get("limit", DEFAULT_LIMIT)
+        if not isinstance(query, str) or not query.strip():
+            return refused(ErrorType.VALIDATION, "search_tools needs a 'query': keywords, as text")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            return refused(ErrorType.VALIDATION, f"'limit' must be a whole number from 1, got {limit!r}")
+        specs: list[ToolSpec] = await self._requests.ask(ListTools())
+        names = self._serving().names
+        entries = [(names.external(spec.name), spec) for spec in specs]
+        # Indexing a large catalog is CPU work: not on the loop every client is served on.
+        matches = await asyncio.to_thread(lambda: ToolIndex(entries).search(query, min(limit, MAX_LIMIT)))
+        found = {"tools": [match.to_json() for match in matches]}
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(found, ensure_ascii=False))],
+            structured_content=found,
+        )
