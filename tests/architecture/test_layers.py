@@ -89,9 +89,6 @@ MAY_NOT_IMPORT_FROM_OUTSIDE: dict[str, frozenset[str]] = {
 # (importing file, imported module)
 ALLOWED_LAYER_VIOLATIONS: frozenset[tuple[str, str]] = frozenset(
     [
-        # The cluster typed against the concrete Gateway (TYPE_CHECKING): the gateway part of
-        # issue 20 gives it a protocol.
-        ("actors/cluster/affinity.py", "actors.gateway.gateway"),
     ]
 )
 
