@@ -6,7 +6,6 @@ import atexit
 import concurrent.futures
 import contextlib
 import logging
-import math
 import signal
 import threading
 import weakref
@@ -48,12 +47,14 @@ from actors.runtime.messages import (
     SubscribeResource,
     UnregisterServer,
 )
+from actors.runtime.refusals import answer_refusal
 from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, Route, ServerRefs
 from actors.runtime.schema_cache import CachedLists, SchemaCache
 from actors.runtime.supervisor import SupervisorActor
 from actors.runtime.timers import TimerService
 from actors.runtime.transports import sdk_transports
 from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec, duration_text
+from actors.tools.check import check_timeout, is_seconds
 
 __all__ = ["Runtime"]
 
@@ -264,8 +265,8 @@ class Runtime:
         namespace, sep, tool = name.partition("/") if isinstance(name, str) else ("", "", "")
         if not sep or not namespace or not tool:
             return ToolResult.fail(ErrorType.NOT_FOUND, f"{name!r} is not 'namespace/tool'")
-        # The actor that answers the call checks its arguments and timeout (`CallTool.problem`):
-        # whatever the caller passed goes along as it is, to be refused there the one way.
+        # The actor that answers the call checks it (`CallTool.refusal`, the one check): whatever
+        # the caller passed goes along as it is, to be refused there the one way.
         given: Any = {} if arguments is None else arguments
         copied = dict(given) if isinstance(given, Mapping) else given
         return self._request(
@@ -328,6 +329,9 @@ class Runtime:
     def _request(self, message: ServerRequest, name: str) -> ToolResult:
         if self._closed:
             return ToolResult.fail(ErrorType.CANCELLED, "the runtime is shut down")
+        if (refusal := check_timeout(message.timeout)) is not None:
+            # How long to wait depends on it: refused here (as the actor would), span and all.
+            return answer_refusal(message, refusal)
         # Worked out before sending: once the actor is woken, this thread should be waiting
         # (not holding the GIL the actor needs).
         limit = self._wait_limit(message.namespace, message.timeout)
@@ -349,7 +353,7 @@ class Runtime:
     def _wait_limit(self, namespace: str, timeout: object) -> float:
         """How long the caller may wait for a call's answer: its own timeout and a start."""
         config = self._configs.get(namespace)
-        if isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0:
+        if is_seconds(timeout):
             limit = float(timeout)
         elif config is not None:
             limit = config.call_timeout

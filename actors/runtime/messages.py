@@ -9,7 +9,6 @@ a server. Internal messages (ticks and completions) are for the runtime's own ac
 from __future__ import annotations
 
 import concurrent.futures
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,8 +18,10 @@ from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTempla
 from actors.mcp.config import ServerConfig
 from actors.mcp.transport import RemoteTool, ServerInfo
 from actors.runtime.schema_cache import CachedLists
+from actors.runtime.state import ServerState
 from actors.runtime.telemetry import current_context
-from actors.tools import ToolError, ToolResult, ToolSpec, check_json
+from actors.tools import ErrorType, RefusalReason, ToolError, ToolResult, ToolSpec
+from actors.tools.check import Refusal, check_call, check_timeout
 
 __all__ = [
     "CallTool",
@@ -57,10 +58,12 @@ def _slot() -> concurrent.futures.Future[Any]:
     return concurrent.futures.Future()
 
 
-def _is_seconds(value: object) -> bool:
-    return (
-        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
-    )
+def _malformed(why: str) -> Refusal:
+    return Refusal(ErrorType.VALIDATION, RefusalReason.MALFORMED, why)
+
+
+def _message(refusal: Refusal | None) -> str | None:
+    return None if refusal is None else refusal.message
 
 
 # ---- public requests -------------------------------------------------------------------
@@ -86,17 +89,38 @@ class CallTool:
         """What the call is for, in messages: the tool name."""
         return str(self.tool)
 
-    def problem(self, max_argument_bytes: int | None = None) -> str | None:
-        """What makes this call unfit to send anywhere, or None.
+    def refusal(
+        self,
+        max_argument_bytes: int | None = None,
+        *,
+        offered: Mapping[str, ToolSpec] | None = None,
+        server: str = "",
+        schema: bool = True,
+    ) -> Refusal | None:
+        """Why this call must not be sent, classified, or None: `actors.tools.check.check_call`
+        on its arguments and timeout, after its own fields (names, progress).
 
-        The one check of a call's own shape (names, arguments, timeout), used by every actor
-        that answers calls, so a call is refused the same way however it was sent.
+        ``offered``: the tools the server is known to offer (by name without namespace), to
+        refuse a tool it does not offer (`RefusalReason.NOT_OFFERED`) and, unless ``schema`` is
+        False, arguments that break the tool's input schema.
         """
         if not isinstance(self.namespace, str) or not isinstance(self.tool, str):
-            return f"the tool name {self.namespace!r}/{self.tool!r} is not text"
+            return _malformed(f"the tool name {self.namespace!r}/{self.tool!r} is not text")
         if self.progress is not None and not callable(self.progress):
-            return "progress must be callable"
-        return _common_problem(self.arguments, self.timeout, max_argument_bytes)
+            return _malformed("progress must be callable")
+        return check_call(
+            self.arguments,
+            timeout=self.timeout,
+            max_argument_bytes=max_argument_bytes,
+            tool=self.tool,
+            offered=offered,
+            server=server or self.namespace,
+            schema=schema,
+        )
+
+    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+        """The message of `refusal` (its shape, size and timeout only), or None."""
+        return _message(self.refusal(max_argument_bytes))
 
     @classmethod
     def named(
@@ -105,14 +129,6 @@ class CallTool:
         """A call of ``"namespace/tool"``."""
         namespace, _, tool = name.partition("/")
         return cls(namespace=namespace, tool=tool, arguments=dict(arguments or {}), timeout=timeout)
-
-
-def _common_problem(arguments: object, timeout: object, max_argument_bytes: int | None) -> str | None:
-    if not isinstance(arguments, Mapping):
-        return f"arguments must be an object, got {type(arguments).__name__}"
-    if timeout is not None and not _is_seconds(timeout):
-        return f"timeout must be a positive number of seconds, got {timeout!r}"
-    return check_json(arguments, "arguments", max_bytes=max_argument_bytes)
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,10 +147,15 @@ class ReadResource:
     def target(self) -> str:
         return str(self.uri)
 
-    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+    def refusal(self, max_argument_bytes: int | None = None) -> Refusal | None:
+        """Why this read must not be sent, classified, or None."""
         if not isinstance(self.uri, str) or not self.uri:
-            return f"the resource uri {self.uri!r} is not text"
-        return _common_problem({}, self.timeout, None)
+            return _malformed(f"the resource uri {self.uri!r} is not text")
+        return check_timeout(self.timeout)
+
+    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+        """The message of `refusal`, or None."""
+        return _message(self.refusal(max_argument_bytes))
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,14 +175,19 @@ class GetPrompt:
     def target(self) -> str:
         return str(self.prompt)
 
-    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+    def refusal(self, max_argument_bytes: int | None = None) -> Refusal | None:
+        """Why this request must not be sent, classified, or None."""
         if not isinstance(self.prompt, str) or not self.prompt:
-            return f"the prompt name {self.prompt!r} is not text"
+            return _malformed(f"the prompt name {self.prompt!r} is not text")
         if isinstance(self.arguments, Mapping):
             wrong = sorted(str(k) for k, v in self.arguments.items() if not isinstance(v, str))
             if wrong:
-                return f"prompt arguments must be text: {', '.join(wrong)}"
-        return _common_problem(self.arguments, self.timeout, max_argument_bytes)
+                return _malformed(f"prompt arguments must be text: {', '.join(wrong)}")
+        return check_call(self.arguments, timeout=self.timeout, max_argument_bytes=max_argument_bytes)
+
+    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+        """The message of `refusal`, or None."""
+        return _message(self.refusal(max_argument_bytes))
 
 
 @dataclass(frozen=True, eq=False)
@@ -186,23 +212,30 @@ class Complete:
     def target(self) -> str:
         return "completion"
 
-    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+    def refusal(self, max_argument_bytes: int | None = None) -> Refusal | None:
+        """Why this request must not be sent, classified, or None."""
         ref = self.ref
         if not isinstance(ref, Mapping) or ref.get("type") not in ("ref/prompt", "ref/resource"):
-            return 'ref must be {"type": "ref/prompt", "name": ...} or {"type": "ref/resource", "uri": ...}'
+            return _malformed(
+                'ref must be {"type": "ref/prompt", "name": ...} or {"type": "ref/resource", "uri": ...}'
+            )
         key = "name" if ref["type"] == "ref/prompt" else "uri"
         if not isinstance(ref.get(key), str):
-            return f"ref needs a {key!r}"
+            return _malformed(f"ref needs a {key!r}")
         argument = self.argument
         if not isinstance(argument, Mapping) or not all(
             isinstance(argument.get(k), str) for k in ("name", "value")
         ):
-            return 'argument must be {"name": ..., "value": ...} (text)'
+            return _malformed('argument must be {"name": ..., "value": ...} (text)')
         if self.context is not None and not (
             isinstance(self.context, Mapping) and all(isinstance(v, str) for v in self.context.values())
         ):
-            return "context must map argument names to text"
-        return _common_problem({}, self.timeout, None)
+            return _malformed("context must map argument names to text")
+        return check_timeout(self.timeout)
+
+    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+        """The message of `refusal`, or None."""
+        return _message(self.refusal(max_argument_bytes))
 
 
 ServerRequest = CallTool | ReadResource | GetPrompt | Complete
@@ -350,7 +383,8 @@ class ServerStatus:
     """A snapshot of one server."""
 
     namespace: str
-    state: str
+    state: ServerState
+    """A `str` enum: ``status.state == "running"`` works."""
     transport: str
     pid: int | None = None
     connected: bool = False

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
-import difflib
 import functools
 import itertools
 import logging
@@ -68,12 +67,14 @@ from actors.runtime.messages import (
     UnsubscribeResource,
     refuse,
 )
+from actors.runtime.refusals import answer_refusal
 from actors.runtime.reply import failure, pipe, settle, settle_exception, tell
 from actors.runtime.schema_cache import CachedLists
 from actors.runtime.state import ServerState
 from actors.runtime.telemetry import end_span, instruments, request_span, run_in
 from actors.runtime.timers import TimerService
-from actors.tools import ErrorType, ToolError, ToolResult, ToolSpec, duration_text, validate_inputs
+from actors.tools import ErrorType, RefusalReason, ToolError, ToolResult, ToolSpec, duration_text
+from actors.tools.check import Refusal, not_offered
 from actors.tools.schema import compile_input_check
 
 __all__ = ["ServerActor"]
@@ -83,7 +84,6 @@ logger = logging.getLogger(__name__)
 # A health probe gets at least this long to answer, however short the interval.
 _MIN_PROBE_TIMEOUT = 2.0
 # How many of a server's tool names a "not found" answer lists.
-_LISTED_NAMES = 20
 
 # MCP log levels (RFC 5424) as Python logging levels.
 _LOG_LEVELS = {
@@ -370,45 +370,33 @@ class ServerActor(AnsweringActor):
 
     # ---- requests (tool calls, reads, prompts, completions) ------------------------------
 
-    def _refused(self, call: ServerRequest) -> ToolResult | None:
-        """Why ``call`` cannot go to the server (its shape, or what the server is known to
-        offer), or None."""
-        if (problem := call.problem(self.config.max_argument_bytes)) is not None:
-            return ToolResult.fail(ErrorType.VALIDATION, problem)
+    def _refused(self, call: ServerRequest) -> Refusal | None:
+        """Why ``call`` cannot go to the server (the one check, `actors.tools.check`, against
+        what the server is known to offer), or None."""
         match call:
-            case CallTool() if self.tools is not None:
-                spec = self.tools.get(call.tool)
-                if spec is None:
-                    return ToolResult.fail(ErrorType.NOT_FOUND, self._unknown("tool", call.tool, self.tools))
-                if spec.metadata.get("taskSupport") == "required":
-                    return ToolResult.fail(
-                        ErrorType.VALIDATION,
-                        f"tool {call.tool!r} of {self.namespace!r} can only run as a task "
-                        '(execution.taskSupport "required"), which mcp-actors does not support',
-                    )
-                if (problem := validate_inputs(spec, call.arguments)) is not None:
-                    return ToolResult.fail(ErrorType.VALIDATION, problem)
+            case CallTool():
+                return call.refusal(self.config.max_argument_bytes, offered=self.tools, server=self.namespace)
             case GetPrompt() if self.tools is not None:
+                if (refusal := call.refusal(self.config.max_argument_bytes)) is not None:
+                    return refusal
                 prompts = {p.prompt_name: p for p in self.catalog.prompts}
                 prompt = prompts.get(call.prompt)
                 if prompt is None:
-                    return ToolResult.fail(ErrorType.NOT_FOUND, self._unknown("prompt", call.prompt, prompts))
+                    return not_offered("prompt", call.prompt, prompts, self.namespace)
                 missing = [name for name in prompt.required if name not in call.arguments]
                 if missing:
-                    return ToolResult.fail(
+                    return Refusal(
                         ErrorType.VALIDATION,
+                        RefusalReason.SCHEMA,
                         f"prompt {call.prompt!r} needs the argument{'s' if len(missing) > 1 else ''} "
                         + ", ".join(repr(m) for m in missing),
                     )
-        return None
+        return call.refusal(self.config.max_argument_bytes)
 
-    def _unknown(self, kind: str, name: str, known: Any) -> str:
-        names = sorted(known)
-        near = difflib.get_close_matches(name, names, n=1)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
-        listed = ", ".join(names[:_LISTED_NAMES]) + (", ..." if len(names) > _LISTED_NAMES else "")
-        offered = listed or "none"
-        return f"{kind} {name!r} is not offered by server {self.namespace!r}{hint} (its {kind}s: {offered})"
+    def _refuse(self, call: ServerRequest, refusal: Refusal) -> None:
+        self.calls += 1
+        self.errors += 1
+        answer_refusal(call, refusal, self.namespace)
 
     def _on_call(self, call: ServerRequest) -> None:
         if self.retired is not None:
@@ -416,7 +404,7 @@ class ServerActor(AnsweringActor):
             return
         # Check what can be checked without waking the server: the tool and its arguments.
         if (refusal := self._refused(call)) is not None:
-            self._answer(call, refusal)
+            self._refuse(call, refusal)
             return
         match self.state:
             case ServerState.RUNNING:
@@ -611,7 +599,7 @@ class ServerActor(AnsweringActor):
             try:
                 # Start-up may have taught us the tool list: check the call against it now.
                 if (refusal := self._refused(entry.call)) is not None:
-                    self._answer(entry.call, refusal)
+                    self._refuse(entry.call, refusal)
                     continue
                 self._dispatch(entry.call, max(entry.deadline - now, 0.001), waited=now - entry.queued_at)
             except Exception as exc:
@@ -1097,7 +1085,7 @@ class ServerActor(AnsweringActor):
         info = self.info
         return ServerStatus(
             namespace=self.namespace,
-            state=str(self.state),
+            state=self.state,
             transport=self.config.transport,
             pid=self.adapter.pid if self.state == ServerState.RUNNING else None,
             connected=self.adapter.connected,

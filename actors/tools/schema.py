@@ -16,7 +16,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import jsonschema
 import referencing
@@ -25,14 +25,13 @@ import regex
 from jsonschema import FormatChecker, ValidationError
 from jsonschema.protocols import Validator
 
-if TYPE_CHECKING:
-    from actors.tools.spec import ToolSpec
-
 __all__ = [
     "PATTERN_BUDGET",
     "PATTERN_TIMEOUT",
+    "HasInputSchema",
     "compile_input_check",
     "input_validator_for",
+    "quickly_valid",
     "validate_inputs",
 ]
 
@@ -57,10 +56,24 @@ class _Budget:
         self.too_slow: set[tuple[str, str]] = set()
 
 
+class HasInputSchema(Protocol):
+    """What validation needs of a tool (a `ToolSpec` has it): its name and compiled input schema.
+
+    A protocol rather than `ToolSpec` itself: the spec compiles its schema here, so this module
+    must not import the spec's.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def compiled_input_schema(self) -> Validator | str: ...
+
+
 _budget: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("pattern_budget", default=None)
 
 
-def validate_inputs(spec: ToolSpec, inputs: Mapping[str, Any]) -> str | None:
+def validate_inputs(spec: HasInputSchema, inputs: Mapping[str, Any]) -> str | None:
     """Return why ``inputs`` break ``spec.input_schema`` (every error, briefly), or None.
 
     Never raises: a schema that is invalid, or that cannot be applied (an unresolvable
@@ -102,7 +115,18 @@ def validate_inputs(spec: ToolSpec, inputs: Mapping[str, Any]) -> str | None:
     return f"{spec.name}: " + "; ".join(parts[:5]) + more
 
 
-def compile_input_check(spec: ToolSpec) -> None:
+def quickly_valid(spec: HasInputSchema, inputs: Mapping[str, Any]) -> bool:
+    """Whether ``inputs`` are valid by the fast check of simple schemas (well under a
+    microsecond, no regular expressions); False means `validate_inputs` must decide, and it may
+    take up to `PATTERN_BUDGET`: off any thread that must stay responsive."""
+    validator = spec.compiled_input_schema
+    if isinstance(validator, str):
+        return False
+    fast = _fast_check(validator)
+    return fast is not None and fast(inputs)
+
+
+def compile_input_check(spec: HasInputSchema) -> None:
     """Compile ``spec``'s input schema now (say, when its server lists it), not on its first call."""
     validator = spec.compiled_input_schema
     if not isinstance(validator, str):

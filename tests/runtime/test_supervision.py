@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from actors import Runtime
 from actors.mcp.config import ServerConfig
-from actors.mcp.mock import MockTransport
 from actors.runtime import MCPClient
 from actors.runtime.messages import (
     CallTool,
@@ -33,6 +32,7 @@ from actors.runtime.messages import (
 from actors.runtime.registry import ServerRefs
 from actors.runtime.server import ServerActor
 from actors.runtime.supervisor import restart_delay
+from actors.testing import MockTransport
 from actors.tools import ToolError, ToolResult
 from tests.conftest import wait_until
 

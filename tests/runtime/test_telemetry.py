@@ -165,3 +165,19 @@ def test_nothing_is_recorded_without_a_provider() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "nothing recorded" in done.stdout
+
+
+def test_a_call_refused_by_the_check_is_a_span_with_its_error_type(spans: _Collector) -> None:
+    with Runtime.start(config({"fx": stdio_server()})) as rt:
+        assert rt.call_tool("fx/echo", {"text": "up"}, timeout=WAIT).success
+        refused = rt.call_tool("fx/echo", {"text": 1}, timeout=WAIT)
+        assert refused.error_type == "validation", refused
+        bad_timeout = rt.call_tool("fx/add", {"a": 1, "b": 2}, timeout=True)  # type: ignore[arg-type]
+        assert bad_timeout.error_type == "validation", bad_timeout
+        assert wait_until(lambda: spans.named("mcp.call_tool fx/add"), WAIT)
+    echo = [s for s in spans.named("mcp.call_tool fx/echo") if s.status.status_code == StatusCode.ERROR]
+    (add,) = spans.named("mcp.call_tool fx/add")
+    for span, reason in ((echo[0], "schema"), (add, "bad_timeout")):
+        assert span.attributes is not None
+        assert span.attributes["error.type"] == "validation"
+        assert span.attributes["mcp_actors.refused"] == reason
