@@ -26,7 +26,7 @@ from opentelemetry import context as otel_context
 
 from actors.loop import EventLoop
 from actors.mcp.catalog import Catalog
-from actors.mcp.classify import classify
+from actors.mcp.classify import classify, connect_failure
 from actors.mcp.config import ServerConfig, ToolFilter
 from actors.mcp.redaction import Redactor
 from actors.mcp.relay import Relay
@@ -61,6 +61,18 @@ class _Session:
     info: ServerInfo
 
 
+def _sdk_factory(config: ServerConfig) -> Callable[[], Transport]:
+    # Deferred to the caller's thread: only an adapter made without a transport (a script
+    # using the adapter alone) needs the SDK; the runtime always passes one (it imported the
+    # SDK in Runtime.start), so this never runs on the loop or an actor thread.
+    from actors.mcp.sdk_transport import SDKTransport  # noqa: PLC0415
+
+    def make() -> Transport:
+        return SDKTransport.for_server(config)
+
+    return make
+
+
 class _Checks(IntEnum):
     """What `MCPToolAdapter._call` still checks: everything, the tool and its schema, nothing."""
 
@@ -86,7 +98,7 @@ class MCPToolAdapter:
         self.config = config
         self.redact = Redactor.for_server(config.env, config.headers)
         """Scrubs this server's secrets (env and header values) out of a message."""
-        self._source: TransportSource = transport if transport is not None else self._sdk_factory()
+        self._source: TransportSource = transport if transport is not None else _sdk_factory(config)
         self._own_loop = loop is None
         self._loop = loop
         self._requests = Requests(config.name, config.call_timeout, self.redact)
@@ -291,18 +303,10 @@ class MCPToolAdapter:
                 info = await transport.connect(Relay(self, events))
         except BaseException as exc:
             await self._close_quietly(transport)
-            if isinstance(exc, TimeoutError):
-                raise ToolError(
-                    self.server_name, ErrorType.CONNECTION, f"connection timed out after {timeout}s"
-                ) from None
-            if isinstance(exc, ToolError) and exc.error_type == ErrorType.AUTH:
-                raise  # a login is needed, or was refused: not a connection failure
-            if isinstance(exc, Exception):
-                reason = self.redact(str(exc) or type(exc).__name__)
-                raise ToolError(
-                    self.server_name, ErrorType.CONNECTION, f"connection failed: {reason}"
-                ) from exc
-            raise
+            failure = connect_failure(exc, self.server_name, timeout, self.redact)
+            if failure is exc or not isinstance(exc, Exception):
+                raise
+            raise failure from None if isinstance(exc, TimeoutError) else exc
         self._session = _Session(transport, info)
         self._offered = None
         self._discovered, self._discovered_once = [], False
@@ -455,19 +459,6 @@ class MCPToolAdapter:
         await self._requests.probe(self._require_transport(), timeout)
 
     # ---- the loop -----------------------------------------------------------------------
-
-    def _sdk_factory(self) -> Callable[[], Transport]:
-        # Deferred to the caller's thread: only an adapter made without a transport (a script
-        # using the adapter alone) needs the SDK; the runtime always passes one (it imported the
-        # SDK in Runtime.start), so this never runs on the loop or an actor thread.
-        from actors.mcp.sdk_transport import SDKTransport  # noqa: PLC0415
-
-        config = self.config
-
-        def make() -> Transport:
-            return SDKTransport.for_server(config)
-
-        return make
 
     def ensure_loop(self) -> EventLoop:
         """The loop the adapter's coroutines run on (the shared one, taken now, if none was given)."""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import anyio
 
 from actors.mcp.transport import ServerReplyError
 from actors.tools import ErrorType, ToolError, error_label
 
-__all__ = ["classify", "labelled"]
+__all__ = ["classify", "connect_failure", "labelled"]
 
 
 def classify(exc: BaseException) -> tuple[ErrorType, str]:
@@ -37,3 +39,16 @@ def labelled(kind: ErrorType, text: str) -> str:
     if not text or text == label:
         return label
     return text if text.startswith(f"{label}:") else f"{label}: {text}"
+
+
+def connect_failure(
+    exc: BaseException, server: str, timeout: float, redact: Callable[[str], str]
+) -> ToolError:
+    """What a failed connect raises: ``auth`` as it came (a login is needed, or was refused),
+    anything else a ``connection`` failure (a timeout says so)."""
+    if isinstance(exc, ToolError) and exc.error_type == ErrorType.AUTH:
+        return exc
+    if isinstance(exc, TimeoutError):
+        return ToolError(server, ErrorType.CONNECTION, f"connection timed out after {timeout}s")
+    reason = redact(str(exc) or type(exc).__name__)
+    return ToolError(server, ErrorType.CONNECTION, f"connection failed: {reason}")

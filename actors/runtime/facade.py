@@ -113,9 +113,9 @@ class Runtime:
         *,
         loop: EventLoop,
         timers: TimerService,
-        supervisor: pykka.ActorRef[Any],
-        registry: pykka.ActorRef[Any],
-        builtin: pykka.ActorRef[Any] | None,
+        supervisor: pykka.ActorRef[SupervisorActor],
+        registry: pykka.ActorRef[RegistryActor],
+        builtin: pykka.ActorRef[BuiltinActor] | None,
         tools: ToolRegistry,
         host: HostCalls,
         cache: SchemaCache | None = None,
@@ -234,8 +234,8 @@ class Runtime:
     # ---- the actor system ---------------------------------------------------------------
 
     @property
-    def registry(self) -> pykka.ActorRef[Any]:
-        """The registry actor: ``tell`` it messages from `actors.runtime.messages`."""
+    def registry(self) -> pykka.ActorRef[RegistryActor]:
+        """The registry actor: ``tell`` it the request messages (`actors.CallTool` ...)."""
         return self._registry
 
     @property

@@ -375,7 +375,15 @@ class ServerActor(AnsweringActor):
         what the server is known to offer), or None."""
         match call:
             case CallTool():
-                return call.refusal(self.config.max_argument_bytes, offered=self.tools, server=self.namespace)
+                # A running server's adapter checks the input schema off the loop and off this
+                # mailbox (its patterns may take up to their budget); a call that would wake the
+                # server is checked whole here, so that bad arguments do not start it.
+                return call.refusal(
+                    self.config.max_argument_bytes,
+                    offered=self.tools,
+                    server=self.namespace,
+                    schema=self.state != ServerState.RUNNING,
+                )
             case GetPrompt() if self.tools is not None:
                 if (refusal := call.refusal(self.config.max_argument_bytes)) is not None:
                     return refusal
@@ -441,7 +449,7 @@ class ServerActor(AnsweringActor):
             case CallTool():
                 progress = self._progress(call) if call.progress is not None else None
                 return self.adapter.invoke_future(
-                    call.tool, call.arguments, timeout, validated=True, progress=progress, context=trace
+                    call.tool, call.arguments, timeout, shape_checked=True, progress=progress, context=trace
                 )
             case ReadResource():
                 return self.adapter.read_future(call.uri, timeout, context=trace)
