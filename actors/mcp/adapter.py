@@ -17,7 +17,6 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import Any
 
 import anyio
@@ -61,6 +60,14 @@ class _Session:
     info: ServerInfo
 
 
+_WHOLE = object()
+"""`MCPToolAdapter._call`: check the call whole (`check_call`)."""
+
+
+def _check_schema(spec: ToolSpec, arguments: dict[str, Any]) -> Refusal | None:
+    return check_call(arguments, tool=spec.tool_name, offered={spec.tool_name: spec}, shape=False)
+
+
 def _sdk_factory(config: ServerConfig) -> Callable[[], Transport]:
     # Deferred to the caller's thread: only an adapter made without a transport (a script
     # using the adapter alone) needs the SDK; the runtime always passes one (it imported the
@@ -71,14 +78,6 @@ def _sdk_factory(config: ServerConfig) -> Callable[[], Transport]:
         return SDKTransport.for_server(config)
 
     return make
-
-
-class _Checks(IntEnum):
-    """What `MCPToolAdapter._call` still checks: everything, the tool and its schema, nothing."""
-
-    NONE = 0
-    SCHEMA = 1
-    ALL = 2
 
 
 class MCPToolAdapter:
@@ -203,22 +202,22 @@ class MCPToolAdapter:
         timeout: float | None = None,
         *,
         validated: bool = False,
-        shape_checked: bool = False,
+        schema_of: ToolSpec | None = None,
         progress: Progress | None = None,
         context: otel_context.Context | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
         """A future of the call's `ToolResult`; it always completes, within ``timeout`` + ~1 s.
 
         The call is checked (`check_call`, with the server's ``maxArgumentBytes``) unless
-        ``validated`` says the caller checked it whole. ``shape_checked`` says the caller
-        checked all but the tool and its input schema (a server actor checks the cheap part on
-        its mailbox); the schema is then checked here, off the loop when it is not simple.
+        ``validated`` says the caller checked it whole. ``schema_of`` says the caller checked all
+        but the arguments against this spec's input schema (a server actor checks the cheap part
+        on its mailbox): that is checked here, off the loop unless the schema is simple.
         ``progress`` asks the server for progress notifications (a coroutine run on the loop);
         ``context`` is the OpenTelemetry context the request runs in (its span's).
         """
         limit = timeout if timeout is not None else self.config.call_timeout
-        checks = _Checks.NONE if validated else _Checks.SCHEMA if shape_checked else _Checks.ALL
-        return self.ensure_loop().submit(self._invoke, tool, arguments, limit, checks, progress, context)
+        check = None if validated else schema_of if schema_of is not None else _WHOLE
+        return self.ensure_loop().submit(self._invoke, tool, arguments, limit, check, progress, context)
 
     def read_future(
         self, uri: str, timeout: float, *, context: otel_context.Context | None = None
@@ -392,7 +391,7 @@ class MCPToolAdapter:
         tool: str,
         arguments: dict[str, Any],
         timeout: float,
-        checks: _Checks = _Checks.NONE,
+        check: ToolSpec | object | None = None,
         progress: Progress | None = None,
         context: otel_context.Context | None = None,
     ) -> ToolResult:
@@ -400,41 +399,45 @@ class MCPToolAdapter:
         # than a helper: a coroutine frame less on every call).
         token = otel_context.attach(context) if context is not None else None
         try:
-            return await self._call(tool, arguments, timeout, checks, progress)
+            return await self._call(tool, arguments, timeout, check, progress)
         finally:
             if token is not None:
                 otel_context.detach(token)
 
     async def _call(
-        self, tool: str, arguments: dict[str, Any], timeout: float, checks: _Checks, progress: Progress | None
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout: float,
+        check: ToolSpec | object | None,
+        progress: Progress | None,
     ) -> ToolResult:
         start = time.monotonic()
         try:
             transport = self._require_transport()
-            if checks != _Checks.NONE:
+            refusal: Refusal | None = None
+            if isinstance(check, ToolSpec):
+                if not quickly_valid(check, arguments):
+                    # Off the loop: a schema pattern may take up to its time limit.
+                    refusal = await anyio.to_thread.run_sync(_check_schema, check, arguments)
+            elif check is _WHOLE:
+                # Off the loop: the size of big arguments too is work the loop must not do.
                 offered = await self._offered_tools()
-                spec = offered.get(tool)
-                if checks == _Checks.ALL or spec is None or not quickly_valid(spec, arguments):
-                    # Off the loop: the size of big arguments, and a schema pattern that may
-                    # take up to its time limit, are work the loop must not do.
-                    refusal = await anyio.to_thread.run_sync(self._check, tool, arguments, offered, checks)
-                    if refusal is not None:
-                        result = refusal.result()
-                        return result.model_copy(update={"duration_ms": (time.monotonic() - start) * 1000.0})
+                refusal = await anyio.to_thread.run_sync(self._check, tool, arguments, offered)
+            if refusal is not None:
+                result = refusal.result()
+                return result.model_copy(update={"duration_ms": (time.monotonic() - start) * 1000.0})
         except Exception as exc:
             return self._requests.failed(exc, tool, timeout, (time.monotonic() - start) * 1000.0)
         return await self._requests.call_tool(transport, tool, arguments, timeout, progress, start)
 
-    def _check(
-        self, tool: str, arguments: dict[str, Any], offered: dict[str, ToolSpec], checks: _Checks
-    ) -> Refusal | None:
+    def _check(self, tool: str, arguments: dict[str, Any], offered: dict[str, ToolSpec]) -> Refusal | None:
         return check_call(
             arguments,
             max_argument_bytes=self.config.max_argument_bytes,
             tool=tool,
             offered=offered,
             server=self.server_name,
-            shape=checks == _Checks.ALL,
         )
 
     async def _traced_ask(

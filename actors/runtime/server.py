@@ -448,8 +448,16 @@ class ServerActor(AnsweringActor):
         match call:
             case CallTool():
                 progress = self._progress(call) if call.progress is not None else None
+                # Checked on the mailbox but for the input schema: the adapter checks that.
+                spec = self.tools.get(call.tool) if self.tools is not None else None
                 return self.adapter.invoke_future(
-                    call.tool, call.arguments, timeout, shape_checked=True, progress=progress, context=trace
+                    call.tool,
+                    call.arguments,
+                    timeout,
+                    validated=spec is None,
+                    schema_of=spec,
+                    progress=progress,
+                    context=trace,
                 )
             case ReadResource():
                 return self.adapter.read_future(call.uri, timeout, context=trace)

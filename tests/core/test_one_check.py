@@ -129,13 +129,14 @@ def test_the_adapter_classifies_a_tool_it_does_not_offer(
     assert seen == []
 
 
-def test_the_adapter_checks_only_the_schema_when_the_shape_was_checked(
+def test_the_adapter_checks_only_the_schema_when_the_rest_was_checked(
     adapter: tuple[BlockingAdapter, list[dict[str, Any]]],
 ) -> None:
     blocking, seen = adapter
-    future = blocking.adapter.invoke_future("lookup", {"code": "A1"}, WAIT, shape_checked=True)
+    spec = offered()["lookup"]
+    future = blocking.adapter.invoke_future("lookup", {"code": "A1"}, WAIT, schema_of=spec)
     assert future.result(WAIT).refusal is RefusalReason.SCHEMA
-    future = blocking.adapter.invoke_future("lookup", {"code": "abc"}, WAIT, shape_checked=True)
+    future = blocking.adapter.invoke_future("lookup", {"code": "abc"}, WAIT, schema_of=spec)
     assert future.result(WAIT).success
     assert seen == [{"code": "abc"}]
 
