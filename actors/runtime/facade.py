@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import atexit
 import concurrent.futures
 import contextlib
 import logging
-import signal
 import threading
-import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import TracebackType
 from typing import Any
 
 import pykka
@@ -25,6 +22,7 @@ from actors.runtime.builtin_actor import DEFAULT_TIMEOUT as BUILTIN_TIMEOUT
 from actors.runtime.builtin_actor import BuiltinActor
 from actors.runtime.handlers import HostHandlers, LoginHandlers, Roots
 from actors.runtime.host import HostCalls
+from actors.runtime.live import live
 from actors.runtime.messages import (
     CallTool,
     Complete,
@@ -64,39 +62,18 @@ logger = logging.getLogger(__name__)
 _CALL_SLACK = 5.0
 _REQUEST_TIMEOUT = 30.0
 
-_live: weakref.WeakSet[Runtime] = weakref.WeakSet()
-_live_lock = threading.Lock()
-_previous_sigterm: Any = None
 
-
-def _shutdown_live() -> None:
-    for runtime in list(_live):
-        runtime.shutdown()
-
-
-atexit.register(_shutdown_live)
-
-
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    # Unwind like Ctrl-C does, so `with Runtime.start(...)` blocks and atexit shut servers down.
-    raise SystemExit(128 + signum)
-
-
-def _install_sigterm() -> None:
-    global _previous_sigterm
-    if threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        _previous_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
-
-
-def _restore_sigterm() -> None:
-    global _previous_sigterm
-    if _previous_sigterm is None or threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
-        signal.signal(signal.SIGTERM, _previous_sigterm)
-    _previous_sigterm = None
+def _wait_limit(config: ServerConfig | None, namespace: str, timeout: object) -> float:
+    """How long the caller may wait for a call's answer: its own timeout and a start."""
+    if is_seconds(timeout):
+        limit = float(timeout)
+    elif config is not None:
+        limit = config.call_timeout
+    elif namespace == BUILTIN_NAMESPACE:
+        limit = BUILTIN_TIMEOUT
+    else:
+        limit = _REQUEST_TIMEOUT
+    return limit + (config.connect_timeout if config is not None else 0.0)
 
 
 class Runtime:
@@ -225,10 +202,7 @@ class Runtime:
         for server in resolved.servers.values():
             transport = (transports or {}).get(server.name)
             registry.tell(RegisterServer(server, transport, runtime._known(server)))
-        with _live_lock:
-            _live.add(runtime)
-            if handle_signals:
-                _install_sigterm()
+        live.add(runtime, handle_signals=handle_signals)
         return runtime
 
     # ---- the actor system ---------------------------------------------------------------
@@ -334,7 +308,7 @@ class Runtime:
             return answer_refusal(message, refusal)
         # Worked out before sending: once the actor is woken, this thread should be waiting
         # (not holding the GIL the actor needs).
-        limit = self._wait_limit(message.namespace, message.timeout)
+        limit = _wait_limit(self._configs.get(message.namespace), message.namespace, message.timeout)
         wait = min(limit + _CALL_SLACK, threading.TIMEOUT_MAX)
         try:
             self._send(message)
@@ -349,19 +323,6 @@ class Runtime:
         except concurrent.futures.CancelledError:
             return ToolResult.fail(ErrorType.CANCELLED, f"{name} was cancelled")
         return result
-
-    def _wait_limit(self, namespace: str, timeout: object) -> float:
-        """How long the caller may wait for a call's answer: its own timeout and a start."""
-        config = self._configs.get(namespace)
-        if is_seconds(timeout):
-            limit = float(timeout)
-        elif config is not None:
-            limit = config.call_timeout
-        elif namespace == BUILTIN_NAMESPACE:
-            limit = BUILTIN_TIMEOUT
-        else:
-            limit = _REQUEST_TIMEOUT
-        return limit + (config.connect_timeout if config is not None else 0.0)
 
     def _send(self, call: ServerRequest) -> None:
         route = self._routes.get(call.namespace)
@@ -490,10 +451,7 @@ class Runtime:
         self._timers.stop()
         self._loop.stop()
         self._host.stop()
-        with _live_lock:
-            _live.discard(self)
-            if not _live:
-                _restore_sigterm()
+        live.discard(self)
 
     def __enter__(self) -> Runtime:
         return self
