@@ -83,7 +83,6 @@ logger = logging.getLogger(__name__)
 
 # A health probe gets at least this long to answer, however short the interval.
 _MIN_PROBE_TIMEOUT = 2.0
-# How many of a server's tool names a "not found" answer lists.
 
 # MCP log levels (RFC 5424) as Python logging levels.
 _LOG_LEVELS = {
