@@ -54,6 +54,7 @@ def _patched(stamps: _Stamps) -> Iterator[None]:  # noqa: PLR0915 - one wrapper 
     from actors.mcp import adapter as adapter_mod
     from actors.runtime import registry as registry_mod
     from actors.runtime import server as server_mod
+    from actors.tools import check as check_mod
 
     saved: list[tuple[Any, str, Any]] = []
 
@@ -125,7 +126,7 @@ def _patched(stamps: _Stamps) -> Iterator[None]:  # noqa: PLR0915 - one wrapper 
 
     patch(registry_mod.RegistryActor, "_route", sync_before("registry"))
     patch(server_mod.ServerActor, "_on_call", sync_before("server"))
-    patch(server_mod, "validate_inputs", validate)
+    patch(check_mod, "validate_inputs", validate)
     patch(adapter_mod.MCPToolAdapter, "invoke_future", sync_after("submitted"))
     patch(adapter_mod.MCPToolAdapter, "_invoke", async_around("loop", "result"))
     patch(Client, "call_tool", client_call)

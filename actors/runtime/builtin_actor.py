@@ -12,6 +12,7 @@ from typing import Any
 from actors.builtin.deadline import until
 from actors.runtime.answering import AnsweringActor
 from actors.runtime.messages import CallTool
+from actors.runtime.refusals import answer_refusal
 from actors.runtime.reply import settle
 from actors.runtime.timers import TimerService
 from actors.tools import (
@@ -90,13 +91,16 @@ class BuiltinActor(AnsweringActor):
         return None
 
     def _call(self, call: CallTool) -> None:
-        if (problem := call.problem(DEFAULT_MAX_ARGUMENT_BYTES)) is not None:
-            settle(call.reply, ToolResult.fail(ErrorType.VALIDATION, problem))
+        # The one check, once: here all of it but the input schema (which may take up to the
+        # pattern budget), which the worker checks before it runs the tool.
+        offered = {spec.tool_name: spec for spec in self.runner.registry.list(namespace=self.namespace)}
+        refusal = call.refusal(
+            DEFAULT_MAX_ARGUMENT_BYTES, offered=offered, server=self.namespace, schema=False
+        )
+        if refusal is not None:
+            answer_refusal(call, refusal, self.namespace)
             return
         name = f"{self.namespace}/{call.tool}"
-        if self.runner.registry.get(name) is None:
-            settle(call.reply, ToolResult.fail(ErrorType.NOT_FOUND, self._unknown_tool(call.tool)))
-            return
         if self.work.qsize() >= self.max_queued:
             # Execution: nothing ran, and the caller may try again once the workers catch up.
             busy = f"{name} was not run: the built-in tools are busy ({self.max_queued} calls queued)"
@@ -105,10 +109,6 @@ class BuiltinActor(AnsweringActor):
         job = _Job(call, name, DEFAULT_TIMEOUT if call.timeout is None else call.timeout, self)
         self.timers.schedule(job.key, job.timeout, job.expire)
         self.work.put_nowait(job)
-
-    def _unknown_tool(self, tool: str) -> str:
-        names = sorted(spec.tool_name for spec in self.runner.registry.list(namespace=self.namespace))
-        return f"no built-in tool {tool!r} (the built-in tools: {', '.join(names) or 'none'})"
 
     def on_stop(self) -> None:
         # Queued work is dropped, its callers told so; running work finishes, then workers end.
@@ -146,7 +146,7 @@ class _Job:
         try:
             # Tools that can stop early (a long search) stop at the caller's deadline.
             with until(self.received + self.timeout):
-                result = self.runner.execute(self.name, self.arguments)
+                result = self.runner.execute(self.name, self.arguments, shape_checked=True)
         except Exception as exc:  # execute raises only for a missing tool; be safe anyway
             result = ToolResult.fail(ErrorType.EXECUTION, f"{exc!r}")
         self.timers.cancel(self.key)

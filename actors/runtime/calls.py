@@ -15,7 +15,7 @@ import functools
 import itertools
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from actors.mcp.adapter import MCPToolAdapter
@@ -23,10 +23,12 @@ from actors.runtime.clock import Clock
 from actors.runtime.host import HostCalls
 from actors.runtime.messages import CallDone, CallTool, Complete, GetPrompt, ReadResource, ServerRequest
 from actors.runtime.owner import OwnerCheck
+from actors.runtime.refusals import answer_refusal
 from actors.runtime.reply import failure, settle
 from actors.runtime.telemetry import end_span, instruments, request_span, run_in
 from actors.runtime.waiting import Waiting
-from actors.tools import ErrorType, ToolResult, duration_text
+from actors.tools import ErrorType, ToolResult, ToolSpec, duration_text
+from actors.tools.check import Refusal
 
 __all__ = ["Calls", "Completions"]
 
@@ -83,6 +85,12 @@ class Calls:
             self.errors += 1
         settle(call.reply, result)
 
+    def refuse(self, call: ServerRequest, refusal: Refusal) -> None:
+        """Answer ``call`` with what the one check refused it for: counted, with its span."""
+        self.calls += 1
+        self.errors += 1
+        answer_refusal(call, refusal, self.namespace)
+
     def answer_all(self, calls: list[ServerRequest], result: ToolResult) -> None:
         for call in calls:
             self.answer(call, result)
@@ -123,9 +131,10 @@ class Calls:
         self,
         entries: list[Waiting],
         now: float,
-        refusal: Callable[[ServerRequest], ToolResult | None],
+        refusal: Callable[[ServerRequest], Refusal | None],
         total: Callable[[ServerRequest], float],
         restarts: int,
+        tools: Mapping[str, ToolSpec] | None = None,
     ) -> None:
         """Send the requests that waited for the start, each with what is left of its time."""
         for entry in entries:
@@ -135,18 +144,28 @@ class Calls:
             try:
                 # Start-up may have taught us the tool list: check the call against it now.
                 if (refused := refusal(entry.call)) is not None:
-                    self.answer(entry.call, refused)
+                    self.refuse(entry.call, refused)
                     continue
                 left, waited = max(entry.deadline - now, 0.001), now - entry.queued_at
-                self.send(entry.call, left, total(entry.call), restarts, waited=waited)
+                self.send(entry.call, left, total(entry.call), restarts, waited=waited, tools=tools)
             except Exception as exc:
                 logger.exception("%s: could not send a queued call", self.namespace)
                 self.answer(entry.call, ToolResult.fail(ErrorType.EXECUTION, f"internal error: {exc!r}"))
 
     def send(
-        self, call: ServerRequest, timeout: float, total: float, restarts: int, waited: float = 0.0
+        self,
+        call: ServerRequest,
+        timeout: float,
+        total: float,
+        restarts: int,
+        waited: float = 0.0,
+        tools: Mapping[str, ToolSpec] | None = None,
     ) -> None:
-        """Send ``call`` with ``timeout`` seconds left of its ``total``; ``waited`` went to a start."""
+        """Send ``call`` with ``timeout`` seconds left of its ``total``; ``waited`` went to a start.
+
+        ``tools``: what the server offers; a tool call's input schema is checked by the adapter
+        off this thread (`admission` checked all else), or by the server when it is not known.
+        """
         self._owner.touch()
         call_id = next(_ids)
         self.in_flight[call_id] = call
@@ -191,7 +210,7 @@ class Calls:
                 metrics.errors.add(1, outcome)
 
         try:
-            future = self._request(call, timeout, run_in(span))
+            future = self._request(call, timeout, run_in(span), tools)
         except Exception as exc:
             del self.in_flight[call_id]
             metrics.in_flight.add(-1, labels)
@@ -205,14 +224,21 @@ class Calls:
         future.add_done_callback(done)
 
     def _request(
-        self, call: ServerRequest, timeout: float, trace: Any
+        self, call: ServerRequest, timeout: float, trace: Any, tools: Mapping[str, ToolSpec] | None
     ) -> concurrent.futures.Future[ToolResult]:
         adapter = self.adapter
         match call:
             case CallTool():
                 progress = _progress(self.host, call) if call.progress is not None else None
+                spec = tools.get(call.tool) if tools is not None else None
                 return adapter.invoke_future(
-                    call.tool, call.arguments, timeout, validated=True, progress=progress, context=trace
+                    call.tool,
+                    call.arguments,
+                    timeout,
+                    validated=spec is None,
+                    schema_of=spec,
+                    progress=progress,
+                    context=trace,
                 )
             case ReadResource():
                 return adapter.read_future(call.uri, timeout, context=trace)

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import atexit
 import concurrent.futures
 import contextlib
 import logging
-import math
-import signal
 import threading
-import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import TracebackType
 from typing import Any
 
 import pykka
@@ -27,6 +23,7 @@ from actors.runtime.builtin_actor import BuiltinActor
 from actors.runtime.clock import Clock
 from actors.runtime.handlers import HostHandlers, LoginHandlers, Roots
 from actors.runtime.host import HostCalls
+from actors.runtime.live import live
 from actors.runtime.messages import (
     CallTool,
     Complete,
@@ -49,12 +46,14 @@ from actors.runtime.messages import (
     SubscribeResource,
     UnregisterServer,
 )
+from actors.runtime.refusals import answer_refusal
 from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, Route, ServerRefs
 from actors.runtime.schema_cache import CachedLists, SchemaCache
 from actors.runtime.supervisor import SupervisorActor
 from actors.runtime.timers import TimerService
 from actors.runtime.transports import sdk_transports
 from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec, duration_text
+from actors.tools.check import check_timeout, is_seconds
 
 __all__ = ["Runtime"]
 
@@ -64,39 +63,18 @@ logger = logging.getLogger(__name__)
 _CALL_SLACK = 5.0
 _REQUEST_TIMEOUT = 30.0
 
-_live: weakref.WeakSet[Runtime] = weakref.WeakSet()
-_live_lock = threading.Lock()
-_previous_sigterm: Any = None
 
-
-def _shutdown_live() -> None:
-    for runtime in list(_live):
-        runtime.shutdown()
-
-
-atexit.register(_shutdown_live)
-
-
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    # Unwind like Ctrl-C does, so `with Runtime.start(...)` blocks and atexit shut servers down.
-    raise SystemExit(128 + signum)
-
-
-def _install_sigterm() -> None:
-    global _previous_sigterm
-    if threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        _previous_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
-
-
-def _restore_sigterm() -> None:
-    global _previous_sigterm
-    if _previous_sigterm is None or threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
-        signal.signal(signal.SIGTERM, _previous_sigterm)
-    _previous_sigterm = None
+def _wait_limit(config: ServerConfig | None, namespace: str, timeout: object) -> float:
+    """How long the caller may wait for a call's answer: its own timeout and a start."""
+    if is_seconds(timeout):
+        limit = float(timeout)
+    elif config is not None:
+        limit = config.call_timeout
+    elif namespace == BUILTIN_NAMESPACE:
+        limit = BUILTIN_TIMEOUT
+    else:
+        limit = _REQUEST_TIMEOUT
+    return limit + (config.connect_timeout if config is not None else 0.0)
 
 
 class Runtime:
@@ -113,9 +91,9 @@ class Runtime:
         *,
         loop: EventLoop,
         timers: TimerService,
-        supervisor: pykka.ActorRef[Any],
-        registry: pykka.ActorRef[Any],
-        builtin: pykka.ActorRef[Any] | None,
+        supervisor: pykka.ActorRef[SupervisorActor],
+        registry: pykka.ActorRef[RegistryActor],
+        builtin: pykka.ActorRef[BuiltinActor] | None,
         tools: ToolRegistry,
         host: HostCalls,
         cache: SchemaCache | None = None,
@@ -230,17 +208,14 @@ class Runtime:
         for server in resolved.servers.values():
             transport = (transports or {}).get(server.name)
             registry.tell(RegisterServer(server, transport, runtime._known(server)))
-        with _live_lock:
-            _live.add(runtime)
-            if handle_signals:
-                _install_sigterm()
+        live.add(runtime, handle_signals=handle_signals)
         return runtime
 
     # ---- the actor system ---------------------------------------------------------------
 
     @property
-    def registry(self) -> pykka.ActorRef[Any]:
-        """The registry actor: ``tell`` it messages from `actors.runtime.messages`."""
+    def registry(self) -> pykka.ActorRef[RegistryActor]:
+        """The registry actor: ``tell`` it the request messages (`actors.CallTool` ...)."""
         return self._registry
 
     @property
@@ -270,8 +245,8 @@ class Runtime:
         namespace, sep, tool = name.partition("/") if isinstance(name, str) else ("", "", "")
         if not sep or not namespace or not tool:
             return ToolResult.fail(ErrorType.NOT_FOUND, f"{name!r} is not 'namespace/tool'")
-        # The actor that answers the call checks its arguments and timeout (`CallTool.problem`):
-        # whatever the caller passed goes along as it is, to be refused there the one way.
+        # The actor that answers the call checks it (`CallTool.refusal`, the one check): whatever
+        # the caller passed goes along as it is, to be refused there the one way.
         given: Any = {} if arguments is None else arguments
         copied = dict(given) if isinstance(given, Mapping) else given
         return self._request(
@@ -334,9 +309,12 @@ class Runtime:
     def _request(self, message: ServerRequest, name: str) -> ToolResult:
         if self._closed:
             return ToolResult.fail(ErrorType.CANCELLED, "the runtime is shut down")
+        if (refusal := check_timeout(message.timeout)) is not None:
+            # How long to wait depends on it: refused here (as the actor would), span and all.
+            return answer_refusal(message, refusal)
         # Worked out before sending: once the actor is woken, this thread should be waiting
         # (not holding the GIL the actor needs).
-        limit = self._wait_limit(message.namespace, message.timeout)
+        limit = _wait_limit(self._configs.get(message.namespace), message.namespace, message.timeout)
         wait = min(limit + _CALL_SLACK, threading.TIMEOUT_MAX)
         try:
             self._send(message)
@@ -351,19 +329,6 @@ class Runtime:
         except concurrent.futures.CancelledError:
             return ToolResult.fail(ErrorType.CANCELLED, f"{name} was cancelled")
         return result
-
-    def _wait_limit(self, namespace: str, timeout: object) -> float:
-        """How long the caller may wait for a call's answer: its own timeout and a start."""
-        config = self._configs.get(namespace)
-        if isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0:
-            limit = float(timeout)
-        elif config is not None:
-            limit = config.call_timeout
-        elif namespace == BUILTIN_NAMESPACE:
-            limit = BUILTIN_TIMEOUT
-        else:
-            limit = _REQUEST_TIMEOUT
-        return limit + (config.connect_timeout if config is not None else 0.0)
 
     def _send(self, call: ServerRequest) -> None:
         route = self._routes.get(call.namespace)
@@ -492,10 +457,7 @@ class Runtime:
         self._timers.stop()
         self._loop.stop()
         self._host.stop()
-        with _live_lock:
-            _live.discard(self)
-            if not _live:
-                _restore_sigterm()
+        live.discard(self)
 
     def __enter__(self) -> Runtime:
         return self

@@ -9,18 +9,21 @@ a server. Internal messages (ticks and completions) are for the runtime's own ac
 from __future__ import annotations
 
 import concurrent.futures
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from actors.mcp.adapter import TransportSource
-from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec
+from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
-from actors.mcp.transport import RemoteTool, ServerInfo
+
+# The runtime's own messages, importable from here too (as they always were).
+from actors.runtime.internal_messages import *  # noqa: F403
 from actors.runtime.schema_cache import CachedLists
+from actors.runtime.status import ServerStatus
 from actors.runtime.telemetry import current_context
-from actors.tools import ToolError, ToolResult, ToolSpec, check_json
+from actors.tools import ErrorType, RefusalReason, ToolError, ToolResult, ToolSpec
+from actors.tools.check import Refusal, check_call, check_timeout
 
 __all__ = [
     "CallTool",
@@ -57,10 +60,12 @@ def _slot() -> concurrent.futures.Future[Any]:
     return concurrent.futures.Future()
 
 
-def _is_seconds(value: object) -> bool:
-    return (
-        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
-    )
+def _malformed(why: str) -> Refusal:
+    return Refusal(ErrorType.VALIDATION, RefusalReason.MALFORMED, why)
+
+
+def _message(refusal: Refusal | None) -> str | None:
+    return None if refusal is None else refusal.message
 
 
 # ---- public requests -------------------------------------------------------------------
@@ -86,17 +91,38 @@ class CallTool:
         """What the call is for, in messages: the tool name."""
         return str(self.tool)
 
-    def problem(self, max_argument_bytes: int | None = None) -> str | None:
-        """What makes this call unfit to send anywhere, or None.
+    def refusal(
+        self,
+        max_argument_bytes: int | None = None,
+        *,
+        offered: Mapping[str, ToolSpec] | None = None,
+        server: str = "",
+        schema: bool = True,
+    ) -> Refusal | None:
+        """Why this call must not be sent, classified, or None: `actors.tools.check.check_call`
+        on its arguments and timeout, after its own fields (names, progress).
 
-        The one check of a call's own shape (names, arguments, timeout), used by every actor
-        that answers calls, so a call is refused the same way however it was sent.
+        ``offered``: the tools the server is known to offer (by name without namespace), to
+        refuse a tool it does not offer (`RefusalReason.NOT_OFFERED`) and, unless ``schema`` is
+        False, arguments that break the tool's input schema.
         """
         if not isinstance(self.namespace, str) or not isinstance(self.tool, str):
-            return f"the tool name {self.namespace!r}/{self.tool!r} is not text"
+            return _malformed(f"the tool name {self.namespace!r}/{self.tool!r} is not text")
         if self.progress is not None and not callable(self.progress):
-            return "progress must be callable"
-        return _common_problem(self.arguments, self.timeout, max_argument_bytes)
+            return _malformed("progress must be callable")
+        return check_call(
+            self.arguments,
+            timeout=self.timeout,
+            max_argument_bytes=max_argument_bytes,
+            tool=self.tool,
+            offered=offered,
+            server=server or self.namespace,
+            schema=schema,
+        )
+
+    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+        """The message of `refusal` (its shape, size and timeout only), or None."""
+        return _message(self.refusal(max_argument_bytes))
 
     @classmethod
     def named(
@@ -105,14 +131,6 @@ class CallTool:
         """A call of ``"namespace/tool"``."""
         namespace, _, tool = name.partition("/")
         return cls(namespace=namespace, tool=tool, arguments=dict(arguments or {}), timeout=timeout)
-
-
-def _common_problem(arguments: object, timeout: object, max_argument_bytes: int | None) -> str | None:
-    if not isinstance(arguments, Mapping):
-        return f"arguments must be an object, got {type(arguments).__name__}"
-    if timeout is not None and not _is_seconds(timeout):
-        return f"timeout must be a positive number of seconds, got {timeout!r}"
-    return check_json(arguments, "arguments", max_bytes=max_argument_bytes)
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,10 +149,15 @@ class ReadResource:
     def target(self) -> str:
         return str(self.uri)
 
-    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+    def refusal(self, max_argument_bytes: int | None = None) -> Refusal | None:
+        """Why this read must not be sent, classified, or None."""
         if not isinstance(self.uri, str) or not self.uri:
-            return f"the resource uri {self.uri!r} is not text"
-        return _common_problem({}, self.timeout, None)
+            return _malformed(f"the resource uri {self.uri!r} is not text")
+        return check_timeout(self.timeout)
+
+    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+        """The message of `refusal`, or None."""
+        return _message(self.refusal(max_argument_bytes))
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,14 +177,19 @@ class GetPrompt:
     def target(self) -> str:
         return str(self.prompt)
 
-    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+    def refusal(self, max_argument_bytes: int | None = None) -> Refusal | None:
+        """Why this request must not be sent, classified, or None."""
         if not isinstance(self.prompt, str) or not self.prompt:
-            return f"the prompt name {self.prompt!r} is not text"
+            return _malformed(f"the prompt name {self.prompt!r} is not text")
         if isinstance(self.arguments, Mapping):
             wrong = sorted(str(k) for k, v in self.arguments.items() if not isinstance(v, str))
             if wrong:
-                return f"prompt arguments must be text: {', '.join(wrong)}"
-        return _common_problem(self.arguments, self.timeout, max_argument_bytes)
+                return _malformed(f"prompt arguments must be text: {', '.join(wrong)}")
+        return check_call(self.arguments, timeout=self.timeout, max_argument_bytes=max_argument_bytes)
+
+    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+        """The message of `refusal`, or None."""
+        return _message(self.refusal(max_argument_bytes))
 
 
 @dataclass(frozen=True, eq=False)
@@ -186,23 +214,30 @@ class Complete:
     def target(self) -> str:
         return "completion"
 
-    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+    def refusal(self, max_argument_bytes: int | None = None) -> Refusal | None:
+        """Why this request must not be sent, classified, or None."""
         ref = self.ref
         if not isinstance(ref, Mapping) or ref.get("type") not in ("ref/prompt", "ref/resource"):
-            return 'ref must be {"type": "ref/prompt", "name": ...} or {"type": "ref/resource", "uri": ...}'
+            return _malformed(
+                'ref must be {"type": "ref/prompt", "name": ...} or {"type": "ref/resource", "uri": ...}'
+            )
         key = "name" if ref["type"] == "ref/prompt" else "uri"
         if not isinstance(ref.get(key), str):
-            return f"ref needs a {key!r}"
+            return _malformed(f"ref needs a {key!r}")
         argument = self.argument
         if not isinstance(argument, Mapping) or not all(
             isinstance(argument.get(k), str) for k in ("name", "value")
         ):
-            return 'argument must be {"name": ..., "value": ...} (text)'
+            return _malformed('argument must be {"name": ..., "value": ...} (text)')
         if self.context is not None and not (
             isinstance(self.context, Mapping) and all(isinstance(v, str) for v in self.context.values())
         ):
-            return "context must map argument names to text"
-        return _common_problem({}, self.timeout, None)
+            return _malformed("context must map argument names to text")
+        return check_timeout(self.timeout)
+
+    def problem(self, max_argument_bytes: int | None = None) -> str | None:
+        """The message of `refusal`, or None."""
+        return _message(self.refusal(max_argument_bytes))
 
 
 ServerRequest = CallTool | ReadResource | GetPrompt | Complete
@@ -340,277 +375,6 @@ class ShutdownAll:
     """Stop every server in parallel, keeping their registrations; the reply is None."""
 
     reply: concurrent.futures.Future[None] = field(default_factory=_slot, repr=False)
-
-
-# ---- status ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    """A snapshot of one server."""
-
-    namespace: str
-    state: str
-    transport: str
-    pid: int | None = None
-    connected: bool = False
-    restarts: int = 0
-    health_check_failures: int = 0
-    calls: int = 0
-    errors: int = 0
-    in_flight: int = 0
-    tools: int | None = None
-    """How many tools it offers, once known."""
-    last_error: str | None = None
-    """The last crash or failed start (kept after the server comes back)."""
-    last_error_at: float | None = None
-    """When ``last_error`` happened (``time.time()``)."""
-    protocol_version: str | None = None
-    capabilities: dict[str, bool] = field(default_factory=dict)
-
-
-# ---- internal: ticks and completions ---------------------------------------------------
-
-
-@dataclass(frozen=True)
-class IdleCheck:
-    """Timer tick: stop the server if it has been idle for its idle timeout."""
-
-    generation: int = 0
-
-
-@dataclass(frozen=True)
-class HealthCheck:
-    """Timer tick: probe the server."""
-
-    generation: int = 0
-
-
-@dataclass(frozen=True)
-class Restart:
-    """From the supervisor: start again after a crash (the backoff has passed)."""
-
-    attempt: int
-
-
-@dataclass(frozen=True)
-class GiveUp:
-    """From the supervisor: too many restarts; become ``failed``."""
-
-    reason: str
-
-
-@dataclass(frozen=True, eq=False)
-class DescribeTools:
-    """Registry to server: the reply is the server's tool specs, starting it if never seen."""
-
-    reply: concurrent.futures.Future[list[ToolSpec]] = field(default_factory=_slot, repr=False)
-
-
-@dataclass(frozen=True, eq=False)
-class Shutdown:
-    """Registry to server: close the transport (a later call starts it again); reply when closed."""
-
-    reply: concurrent.futures.Future[ServerStatus] = field(default_factory=_slot, repr=False)
-
-
-@dataclass(frozen=True, eq=False)
-class Retire:
-    """Registry to server: close the transport and refuse everything from now on (it is being
-    unregistered or the runtime is going away); reply when closed."""
-
-    reason: str
-    reply: concurrent.futures.Future[ServerStatus] = field(default_factory=_slot, repr=False)
-
-
-@dataclass(frozen=True)
-class Started:
-    """Completion: the connection ``connection`` is up, its tools and its catalog listed."""
-
-    connection: int
-    info: ServerInfo
-    tools: tuple[RemoteTool, ...]
-    catalog: Catalog = field(default_factory=Catalog)
-
-
-@dataclass(frozen=True)
-class StartFailed:
-    """Completion: the connection ``connection`` could not be made; trying again may help."""
-
-    connection: int
-    error: str
-
-
-@dataclass(frozen=True)
-class CannotStart:
-    """Completion: the connection ``connection`` could not be made, and trying again cannot
-    help (`StartRefused`: no such command, a pinned protocol the server lacks)."""
-
-    connection: int
-    error: str
-
-
-@dataclass(frozen=True)
-class LoginNeeded:
-    """Completion: the connection ``connection`` was refused for want of a (valid) login: the
-    server stays down, calls fail as ``auth``, and the next call tries again."""
-
-    connection: int
-    error: str
-
-
-@dataclass(frozen=True)
-class Closed:
-    """Completion: the connection ``connection`` was closed on our request."""
-
-    connection: int
-
-
-@dataclass(frozen=True)
-class ConnectionLost:
-    """Pushed by the transport: the peer went away unasked."""
-
-    connection: int
-    reason: str
-
-
-@dataclass(frozen=True)
-class ToolsChanged:
-    """Pushed by the transport: the server's tool list changed."""
-
-    connection: int
-
-
-@dataclass(frozen=True)
-class CatalogChanged:
-    """Pushed by the transport: the server's resource, template or prompt list changed."""
-
-    connection: int
-
-
-@dataclass(frozen=True)
-class ResourceUpdated:
-    """Pushed by the transport: a subscribed resource changed."""
-
-    connection: int
-    uri: str
-
-
-@dataclass(frozen=True)
-class CatalogRelisted:
-    connection: int
-    catalog: Catalog | None
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class Subscribed:
-    """Completion: subscribing to ``uri`` on connection ``connection`` succeeded or failed."""
-
-    connection: int
-    uri: str
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class ToolsRelisted:
-    connection: int
-    tools: tuple[RemoteTool, ...] | None
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class CallDone:
-    """Completion of one call: bookkeeping only (the caller's reply is set at the same time)."""
-
-    call_id: int
-    error_type: str | None
-    """None when the call succeeded."""
-    duration_ms: float = 0.0
-    at: float = 0.0
-    """When it completed (``time.monotonic()``): the server's last activity."""
-
-
-@dataclass(frozen=True)
-class ProbeDone:
-    connection: int
-    error: str | None
-    error_type: str | None = None
-
-
-@dataclass(frozen=True)
-class CallExpired:
-    """A request queued while the server starts ran out of time."""
-
-    call: ServerRequest
-
-
-@dataclass(frozen=True)
-class StayDown:
-    """From the supervisor: no restart for this end; become ``stopped``."""
-
-
-@dataclass(frozen=True)
-class ToolsUpdated:
-    """Server to registry: the server's tools (specs without handlers) are now these."""
-
-    namespace: str
-    tools: tuple[Any, ...]
-
-
-@dataclass(frozen=True)
-class CatalogUpdated:
-    """Server to registry: the server's resources, templates and prompts are now these."""
-
-    namespace: str
-    catalog: Catalog
-
-
-# ---- internal: to the supervisor -------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Supervise:
-    namespace: str
-    server: Any
-    """The server actor's `pykka.ActorRef`."""
-    config: ServerConfig
-
-
-@dataclass(frozen=True)
-class Unsupervise:
-    namespace: str
-
-
-@dataclass(frozen=True)
-class ServerUp:
-    namespace: str
-
-
-@dataclass(frozen=True)
-class ServerStopped:
-    """A server ended because it was asked to (or cannot start at all): nothing to restart."""
-
-    namespace: str
-
-
-@dataclass(frozen=True)
-class ServerCrashed:
-    """A server ended unasked (a crash, a failed probe, a failed start): restart it by policy."""
-
-    namespace: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class ArmIdle:
-    namespace: str
-    delay: float
-
-
-@dataclass(frozen=True)
-class ResetRestarts:
-    namespace: str
 
 
 # ---- answering what is left ------------------------------------------------------------

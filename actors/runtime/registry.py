@@ -47,6 +47,7 @@ from actors.runtime.messages import (
 from actors.runtime.reply import gather, settle, settle_exception, tell
 from actors.runtime.schema_cache import CachedLists, SchemaCache
 from actors.runtime.server import ServerActor
+from actors.runtime.state import ServerState
 from actors.runtime.timers import TimerService
 from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec
 
@@ -331,7 +332,7 @@ class RegistryActor(AnsweringActor):
     # ---- status -------------------------------------------------------------------------
 
     def _unspawned_status(self, ns: str, entry: _Entry) -> ServerStatus:
-        return ServerStatus(namespace=ns, state="idle", transport=entry.config.transport)
+        return ServerStatus(namespace=ns, state=ServerState.IDLE, transport=entry.config.transport)
 
     def _status(self, request: GetStatus) -> None:
         wanted = [request.namespace] if request.namespace else sorted(self.entries)

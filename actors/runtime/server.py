@@ -78,6 +78,7 @@ from actors.runtime.telemetry import instruments
 from actors.runtime.timers import TimerService
 from actors.runtime.waiting import WaitingCalls
 from actors.tools import ErrorType, ToolError, ToolResult, duration_text
+from actors.tools.check import Refusal
 
 __all__ = ["ServerActor"]
 
@@ -149,7 +150,7 @@ class ServerActor(AnsweringActor):
                     )
                 # Check what can be checked without waking the server: the tool and its arguments.
                 if (refused := self._refusal(message)) is not None:
-                    return self.calls.answer(message, refused)
+                    return self.calls.refuse(message, refused)
                 self._step(ev.CallArrived(self.config.lazy_start), message)
             case GetStatus(reply=reply):
                 settle(reply, [self.status()])
@@ -245,7 +246,8 @@ class ServerActor(AnsweringActor):
         """The effects on requests and their replies; the rest in `_do_session`."""
         match effect:
             case fx.Dispatch():
-                self.calls.send(subject, self._timeout(subject), self._timeout(subject), self.record.restarts)
+                timeout = self._timeout(subject)
+                self.calls.send(subject, timeout, timeout, self.record.restarts, tools=self.session.tools)
             case fx.Queue():
                 ref, expired = self.actor_ref, CallExpired(subject)
                 now, timeout = self.clock.monotonic(), self._timeout(subject)
@@ -329,7 +331,9 @@ class ServerActor(AnsweringActor):
 
     def _flush_waiting(self) -> None:
         entries, now = self.waiting.drain(), self.clock.monotonic()
-        self.calls.send_waited(entries, now, self._refusal, self._timeout, self.record.restarts)
+        self.calls.send_waited(
+            entries, now, self._refusal, self._timeout, self.record.restarts, self.session.tools
+        )
 
     def _fail_waiting(self, failed: ToolResult) -> None:
         self.calls.answer_all([entry.call for entry in self.waiting.drain()], failed)
@@ -345,9 +349,16 @@ class ServerActor(AnsweringActor):
             self.calls.touch()
             self._arm_idle(self.config.idle_timeout)
 
-    def _refusal(self, call: ServerRequest) -> ToolResult | None:
-        known = self.session
-        return refusal(call, self.namespace, self.config.max_argument_bytes, known.tools, known.catalog)
+    def _refusal(self, call: ServerRequest) -> Refusal | None:
+        known, running = self.session, self.stage == lc.Stage.RUNNING
+        return refusal(
+            call,
+            self.namespace,
+            self.config.max_argument_bytes,
+            known.tools,
+            known.catalog,
+            schema=not running,
+        )
 
     def _timeout(self, call: ServerRequest) -> float:
         return call.timeout if call.timeout is not None else self.config.call_timeout
@@ -391,7 +402,7 @@ def server_status(actor: ServerActor, state: ServerState) -> ServerStatus:
     session, adapter, calls = actor.session, actor.adapter, actor.calls
     return ServerStatus(
         namespace=actor.namespace,
-        state=str(state),
+        state=state,
         transport=actor.config.transport,
         pid=adapter.pid if actor.state == ServerState.RUNNING else None,
         connected=adapter.connected,

@@ -17,7 +17,15 @@ from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-__all__ = ["Instruments", "current_context", "end_span", "instruments", "request_span", "run_in"]
+__all__ = [
+    "Instruments",
+    "current_context",
+    "end_span",
+    "instruments",
+    "refused_span",
+    "request_span",
+    "run_in",
+]
 
 _NAME = "mcp-actors"
 
@@ -44,6 +52,14 @@ def end_span(span: Span, error_type: str | None, error: str | None, duration_ms:
         span.set_attribute("error.type", error_type)
         span.set_status(Status(StatusCode.ERROR, (error or error_type)[:200]))
     span.end()
+
+
+def refused_span(
+    name: str, parent: otel_context.Context | None, attributes: dict[str, Any], error_type: str, error: str
+) -> None:
+    """The span of a request refused before it was sent: started and ended at once, with its
+    error type, so a refused call is in the trace as it is in the metrics."""
+    end_span(request_span(name, parent, attributes), error_type, error, 0.0)
 
 
 def run_in(span: Span) -> otel_context.Context:

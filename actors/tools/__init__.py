@@ -3,7 +3,8 @@
 Nothing here knows about MCP or actors.
 """
 
-from actors.tools.errors import ErrorType, ToolError, duration_text, error_label
+from actors.tools.check import Refusal, check_call
+from actors.tools.errors import ErrorType, RefusalReason, ToolError, duration_text, error_label
 from actors.tools.json_check import DEFAULT_MAX_ARGUMENT_BYTES, check_json
 from actors.tools.registry import ToolRegistry
 from actors.tools.result import ToolResult
@@ -16,6 +17,8 @@ __all__ = [
     "ErrorType",
     "LifecycleHook",
     "LifecycleStage",
+    "Refusal",
+    "RefusalReason",
     "ResourceSlot",
     "ToolCapabilities",
     "ToolError",
@@ -24,6 +27,7 @@ __all__ = [
     "ToolResult",
     "ToolRunner",
     "ToolSpec",
+    "check_call",
     "check_json",
     "duration_text",
     "error_label",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["ErrorType", "ToolError", "duration_text", "error_label"]
+__all__ = ["ErrorType", "RefusalReason", "ToolError", "duration_text", "error_label"]
 
 
 class ErrorType(StrEnum):
@@ -38,6 +38,29 @@ class ErrorType(StrEnum):
     def label(self) -> str:
         """The words a message of this type starts with (``"server error"``, ``"timeout"`` ...)."""
         return _LABELS.get(self.value, self.value.replace("_", " "))
+
+
+class RefusalReason(StrEnum):
+    """Why a request was refused before anything was sent (`actors.tools.check.check_call`).
+
+    A refused call's `ToolResult` carries it as ``result.refusal``, beside its `ErrorType`:
+    decide on it, never on the message's text.
+    """
+
+    MALFORMED = "malformed"
+    """The request's own shape: a name that is not text, arguments that are not an object."""
+    BAD_TIMEOUT = "bad_timeout"
+    """The timeout is not a positive, finite number of seconds (a bool is not a number)."""
+    NOT_JSON = "not_json"
+    """The arguments are not strict JSON."""
+    TOO_LARGE = "too_large"
+    """The arguments are over the server's ``maxArgumentBytes``."""
+    NOT_OFFERED = "not_offered"
+    """The server (or the built-in tools) does not offer that tool or prompt (``not_found``)."""
+    TASK_ONLY = "task_only"
+    """The tool can only run as a task, which mcp-actors does not support."""
+    SCHEMA = "schema"
+    """The arguments break the tool's input schema, or the schema cannot be applied."""
 
 
 _LABELS = {

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["DEFAULT_MAX_ARGUMENT_BYTES", "check_json"]
+__all__ = ["DEFAULT_MAX_ARGUMENT_BYTES", "JSONProblem", "check_json", "json_problem"]
 
 DEFAULT_MAX_ARGUMENT_BYTES = 16 * 1024 * 1024
 """The largest encoded arguments a call may have unless a server's ``maxArgumentBytes`` says otherwise."""
@@ -21,8 +21,21 @@ _MOST_PER_CHAR = 6
 _MOST_INT_BITS = 10_000
 
 
+JSONProblem = tuple[bool, str]
+"""``(too_large, why)``: whether the value is over the size limit (else it is not strict JSON), and why."""
+
+
 def check_json(value: Any, what: str, *, max_bytes: int | None = DEFAULT_MAX_ARGUMENT_BYTES) -> str | None:
-    """Return why ``value`` is not strict JSON of at most ``max_bytes`` as UTF-8, or None if it is.
+    """Return why ``value`` is not strict JSON of at most ``max_bytes`` as UTF-8, or None if it is."""
+    problem = json_problem(value, what, max_bytes=max_bytes)
+    return None if problem is None else problem[1]
+
+
+def json_problem(
+    value: Any, what: str, *, max_bytes: int | None = DEFAULT_MAX_ARGUMENT_BYTES
+) -> JSONProblem | None:
+    """`check_json`, classified: ``(True, why)`` when ``value`` is too large, ``(False, why)`` when
+    it is not strict JSON, None when it is fine.
 
     Strict: no NaN or infinity, object keys that are strings (``json`` would quietly turn
     ``1`` into ``"1"``), and text that encodes as UTF-8 (no lone surrogates). ``max_bytes``
@@ -32,9 +45,9 @@ def check_json(value: Any, what: str, *, max_bytes: int | None = DEFAULT_MAX_ARG
     try:
         size = _size(value, sys.maxsize if max_bytes is None else max_bytes)
     except _Over as over:
-        return f"{what} are at least {_amount(over.size)}, over the {_limit(max_bytes)}"
+        return True, f"{what} are at least {_amount(over.size)}, over the {_limit(max_bytes)}"
     except _NonStringKey as bad:
-        return f"{what} are not JSON-serialisable: object key {bad.key!r} is not a string"
+        return False, f"{what} are not JSON-serialisable: object key {bad.key!r} is not a string"
     except (_NotJSON, RecursionError):
         pass  # the encoding below says what is wrong
     else:
@@ -46,12 +59,12 @@ def check_json(value: Any, what: str, *, max_bytes: int | None = DEFAULT_MAX_ARG
         # It also refuses circular structures and says so (the walk above just gives up on them).
         encoded = json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
     except RecursionError:
-        return f"{what} are not JSON-serialisable: nested too deeply"
+        return False, f"{what} are not JSON-serialisable: nested too deeply"
     except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
-        return f"{what} are not JSON-serialisable: {exc}"
+        return False, f"{what} are not JSON-serialisable: {exc}"
     # The estimate leaves out escapes (a control character takes six bytes); this is exact.
     if max_bytes is not None and len(encoded) > max_bytes:
-        return f"{what} are {_amount(len(encoded))}, over the {_limit(max_bytes)}"
+        return True, f"{what} are {_amount(len(encoded))}, over the {_limit(max_bytes)}"
     return None
 
 

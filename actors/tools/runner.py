@@ -8,11 +8,11 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
+from actors.tools.check import check_call
 from actors.tools.errors import ErrorType, ToolError
 from actors.tools.json_check import check_json
 from actors.tools.registry import ToolRegistry
 from actors.tools.result import ToolResult
-from actors.tools.schema import validate_inputs
 from actors.tools.spec import ToolSpec
 
 __all__ = ["LifecycleHook", "LifecycleStage", "ToolRunner"]
@@ -66,8 +66,12 @@ class ToolRunner:
             self._emit("deactivate", name)
         return was_active
 
-    def execute(self, name: str, inputs: dict[str, Any]) -> ToolResult:
-        """Validate ``inputs``, run the tool's handler and time it."""
+    def execute(self, name: str, inputs: dict[str, Any], *, shape_checked: bool = False) -> ToolResult:
+        """Validate ``inputs`` (`actors.tools.check.check_call`), run the tool's handler and time it.
+
+        ``shape_checked``: the caller already checked the inputs' shape and size (the built-in
+        tools' actor does), so only the input schema is left to check.
+        """
         with self._lock:
             spec = self._active.get(name)
         if spec is None:
@@ -75,16 +79,21 @@ class ToolRunner:
         if spec is None:
             raise ToolError(name, "ExecutionError", "no such tool in the registry")
         start = time.monotonic()
-        result = self._run(spec, inputs)
+        result = self._run(spec, inputs, shape_checked)
         result = result.model_copy(update={"duration_ms": (time.monotonic() - start) * 1000.0})
         self._emit("execute", name)
         return result
 
-    def _run(self, spec: ToolSpec, inputs: dict[str, Any]) -> ToolResult:
-        if (problem := check_json(inputs, "inputs")) is not None:
-            return ToolResult.fail(ErrorType.VALIDATION, problem)
-        if (problem := validate_inputs(spec, inputs)) is not None:
-            return ToolResult.fail(ErrorType.VALIDATION, problem)
+    def _run(self, spec: ToolSpec, inputs: dict[str, Any], shape_checked: bool) -> ToolResult:
+        refusal = check_call(
+            inputs,
+            tool=spec.tool_name,
+            offered={spec.tool_name: spec},
+            server=spec.namespace,
+            shape=not shape_checked,
+        )
+        if refusal is not None:
+            return refusal.result()
         if spec.handler is None:
             return ToolResult.fail(ErrorType.EXECUTION, f"{spec.name} has no handler")
         try:

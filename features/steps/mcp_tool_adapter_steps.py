@@ -9,11 +9,10 @@ from behave import given, then, when
 from behave.runner import Context
 from pydantic import ValidationError
 
-from actors.mcp.adapter import MCPToolAdapter
 from actors.mcp.config import ServerConfig, ToolFilter
 from actors.mcp.inference import infer_capabilities
-from actors.mcp.mock import MockTransport
 from actors.mcp.transport import RemoteTool
+from actors.testing import BlockingAdapter, MockTransport
 from actors.tools import ToolError, ToolRegistry, ToolResult
 
 ISSUE_SCHEMA = {
@@ -28,9 +27,9 @@ def _config(name: str = "github", **keys: Any) -> ServerConfig:
     return ServerConfig(name=name, command="github-mcp-server", **keys)
 
 
-def _adapter(context: Context, transport: MockTransport, *, connect: bool, **keys: Any) -> MCPToolAdapter:
+def _adapter(context: Context, transport: MockTransport, *, connect: bool, **keys: Any) -> BlockingAdapter:
     context.transport = transport
-    context.adapter = MCPToolAdapter(_config(**keys), transport)
+    context.adapter = BlockingAdapter(_config(**keys), transport)
     context.add_cleanup(context.adapter.disconnect)
     # The connects the server should have seen so far: a connect of a connected adapter adds none.
     context.expected_connects = 0
@@ -73,13 +72,13 @@ def step_sse_no_url(context: Context, name: str) -> None:
 
 @when("I create an MCP adapter from the config")
 def step_create_adapter(context: Context) -> None:
-    context.adapter = MCPToolAdapter(ServerConfig.model_validate(context.config_keys))
+    context.adapter = BlockingAdapter(ServerConfig.model_validate(context.config_keys))
     context.add_cleanup(context.adapter.disconnect)
 
 
 @when("I create an MCP adapter from the config expecting validation error")
 def step_create_adapter_invalid(context: Context) -> None:
-    _capture(context, lambda: MCPToolAdapter(ServerConfig.model_validate(context.config_keys)))
+    _capture(context, lambda: BlockingAdapter(ServerConfig.model_validate(context.config_keys)))
     assert context.adapter_error is not None, "the config was accepted"
 
 

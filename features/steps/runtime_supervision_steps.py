@@ -10,8 +10,8 @@ from behave import given, then, when
 from behave.runner import Context
 
 from actors import Runtime
-from actors.mcp.mock import MockTransport
 from actors.runtime.messages import CallTool, GetStatus, ServerStatus
+from actors.testing import MockTransport
 from actors.tools import ToolResult
 
 WAIT = 10.0

@@ -15,7 +15,7 @@ import pytest
 from actors.runtime.builtin_actor import DEFAULT_TIMEOUT, MAX_QUEUED, BuiltinActor
 from actors.runtime.messages import CallTool
 from actors.runtime.timers import TimerService
-from actors.tools import ToolRegistry, ToolResult, ToolSpec
+from actors.tools import RefusalReason, ToolRegistry, ToolResult, ToolSpec
 
 WAIT = 10.0
 LONG = 60.0
@@ -188,5 +188,9 @@ def test_calls_are_checked_like_any_other(tools: Tools) -> None:
             assert fragment in (result.error or "")
         missing = answer(send(ref, "nope"))
         assert missing.error_type == "not_found"
-        assert missing.error == "not found: no built-in tool 'nope' (the built-in tools: note, slow, write)"
+        assert missing.refusal is RefusalReason.NOT_OFFERED
+        assert missing.error == (
+            "not found: tool 'nope' is not offered by server 'builtin'; did you mean 'note'? "
+            "(its tools: note, slow, write)"
+        )
     assert tools.ran == []

@@ -48,14 +48,14 @@ def test_mcp_server_git_tools_get_a_repository_slot(repo: Path) -> None:
     not SERVER.exists() or shutil.which("git") is None, reason="mcp-server-git or git missing"
 )
 def test_mcp_server_git_registered_through_the_adapter_carries_repository_slots(repo: Path) -> None:
-    from actors.mcp.adapter import MCPToolAdapter
     from actors.mcp.config import ServerConfig
+    from actors.testing import BlockingAdapter
     from actors.tools import ToolRegistry
 
     config = ServerConfig(
         name="git", command=str(SERVER), args=("--repository", str(repo)), protocol="legacy"
     )
-    adapter = MCPToolAdapter(config)
+    adapter = BlockingAdapter(config)
     registry = ToolRegistry()
     try:
         adapter.connect(timeout=30)

@@ -144,7 +144,8 @@ def test_the_runner_refuses_oversized_inputs_before_the_handler() -> None:
     result = runner.execute("x/take", {"text": "a" * (17 * MB)})
     assert result.error_type == "validation"
     assert (
-        result.error == "validation error: inputs are at least 17 MB, over the 16 MB limit (maxArgumentBytes)"
+        result.error
+        == "validation error: arguments are at least 17 MB, over the 16 MB limit (maxArgumentBytes)"
     )
     assert calls == []
 

@@ -9,10 +9,9 @@ from typing import Any
 import pytest
 
 from actors.loop import EventLoop
-from actors.mcp.adapter import MCPToolAdapter
 from actors.mcp.config import ServerConfig
-from actors.mcp.mock import MockTransport
 from actors.mcp.transport import ClientTransport, RemotePrompt, RemoteResource, ServerReplyError
+from actors.testing import BlockingAdapter, MockTransport
 from tests.mcp.conftest import Recorder
 
 
@@ -112,9 +111,10 @@ def test_the_mock_tells_its_news_to_the_events(loop: EventLoop) -> None:
 
 
 def test_the_adapter_reads_and_gets_prompts_from_the_mock(loop: EventLoop) -> None:
-    adapter = MCPToolAdapter(ServerConfig(name="mock", command="unused"), scripted(), loop=loop)
+    blocking = BlockingAdapter(ServerConfig(name="mock", command="unused"), scripted(), loop=loop)
+    adapter = blocking.adapter
     try:
-        adapter.connect(10)
+        blocking.connect(10)
         read = adapter.read_future("file:///notes.txt", 5).result(10)
         assert read.success and read.output == {
             "contents": [{"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "hello"}]
@@ -124,4 +124,4 @@ def test_the_adapter_reads_and_gets_prompts_from_the_mock(loop: EventLoop) -> No
         prompt = adapter.prompt_future("greet", {"who": "Bo"}, 5).result(10)
         assert prompt.success and prompt.output["messages"][0]["content"]["text"] == "Hello, Bo"
     finally:
-        adapter.disconnect()
+        blocking.disconnect()

@@ -9,9 +9,9 @@ import pytest
 
 from actors import CallTool, ErrorType, Runtime, ToolResult
 from actors.mcp.auth import LoginRequired
-from actors.mcp.mock import MockTransport
 from actors.runtime.registry import RegistryActor
 from actors.runtime.server import ServerActor
+from actors.testing import MockTransport
 from actors.tools import error_label
 from tests.conftest import wait_until
 from tests.runtime.conftest import config, stdio_server

@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 
 from actors import Runtime
 from actors.mcp.config import ServerConfig
-from actors.mcp.mock import MockTransport
 from actors.mcp.transport import CallOutcome
 from actors.runtime import MCPClient
 from actors.runtime.clock import Clock, ManualClock
@@ -36,6 +35,7 @@ from actors.runtime.messages import (
 from actors.runtime.registry import ServerRefs
 from actors.runtime.server import ServerActor
 from actors.runtime.supervisor import restart_delay
+from actors.testing import MockTransport
 from actors.tools import ToolError, ToolResult
 from tests.conftest import wait_until
 from tests.runtime.conftest import advance_to

@@ -165,3 +165,25 @@ def test_nothing_is_recorded_without_a_provider() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "nothing recorded" in done.stdout
+
+
+def test_a_call_refused_by_the_check_is_a_span_with_its_error_type(spans: _Collector) -> None:
+    with Runtime.start(config({"fx": stdio_server()})) as rt:
+        assert rt.call_tool("fx/echo", {"text": "up"}, timeout=WAIT).success
+        # Refused by the adapter (the input schema, off the loop), by the server actor (the
+        # message's timeout), by the facade (the same timeout, before anything is sent).
+        assert rt.call_tool("fx/echo", {"text": 1}, timeout=WAIT).error_type == "validation"
+        message = CallTool("fx", "add", {"a": 1, "b": 2}, timeout=True)  # type: ignore[arg-type]
+        rt.registry.tell(message)
+        assert message.reply.result(timeout=WAIT).error_type == "validation"
+        facade = rt.call_tool("fx/sleep", {"seconds": 0}, timeout=True)  # type: ignore[arg-type]
+        assert facade.error_type == "validation", facade
+        assert wait_until(lambda: len(spans.named("mcp.call_tool fx/echo")) == 2, WAIT)
+    echo = [s for s in spans.named("mcp.call_tool fx/echo") if s.status.status_code == StatusCode.ERROR]
+    (add,) = spans.named("mcp.call_tool fx/add")
+    (sleep,) = spans.named("mcp.call_tool fx/sleep")
+    for span in (echo[0], add, sleep):
+        assert span.attributes is not None
+        assert span.attributes["error.type"] == "validation"
+    for span in (add, sleep):
+        assert span.attributes is not None and span.attributes["mcp_actors.refused"] == "bad_timeout"

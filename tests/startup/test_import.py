@@ -82,3 +82,15 @@ def test_an_unknown_name_is_an_attribute_error_and_submodules_still_import() -> 
     from actors import config
 
     assert config.load_config is actors.load_config
+
+
+def test_the_runtime_leaves_the_testing_package_alone() -> None:
+    # actors.testing (MockTransport, BlockingAdapter) is for tests: nothing in the product imports it.
+    modules = _modules_after(
+        "from actors import Runtime\n"
+        "from actors.runtime import facade, registry, server\n"
+        "from actors.gateway import serve\n"
+        "import actors.cli"
+    )
+    assert not {m for m in modules if m.startswith("actors.testing")}, sorted(modules)
+    assert "actors.testing.mock" in _modules_after("from actors import MockTransport")
