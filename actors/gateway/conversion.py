@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 from actors.gateway.external import ExternalNames
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
-from actors.tools import ErrorType, ToolResult, ToolSpec
+from actors.tools import ErrorType, RefusalReason, ToolResult, ToolSpec
 
 __all__ = [
     "call_result",
@@ -27,7 +27,6 @@ __all__ = [
     "tool",
 ]
 
-NOT_OFFERED = "not_offered"
 """The ``reason`` a result's metadata gives when the tool, prompt or resource is not offered."""
 
 
@@ -35,19 +34,10 @@ def is_not_offered(result: ToolResult) -> bool:
     """Whether ``result`` says the backend does not offer what was asked for (a client's
     mistake: the gateway answers it with a protocol error, not a tool error).
 
-    The one place this is decided. A ``not_found`` result whose metadata says
-    ``reason: "not_offered"`` is the classified answer; the server actor and the adapter do not
-    classify it yet (issue 20, item 6: "the tool is not offered" becomes a classified result),
-    so until they do, a ``not_found`` result is read by its text as the runtime writes it
-    (``actors.runtime.server``, ``actors.mcp.adapter``). When the classified value lands,
-    replace the fallback below with it; nothing else in the gateway matches text.
+    The one place this is decided, on the classified value the one check gives
+    (`ToolResult.refusal`, `RefusalReason.NOT_OFFERED`), never on the result's text.
     """
-    if result.error_type != ErrorType.NOT_FOUND:
-        return False
-    reason = result.metadata.get("reason")
-    if reason is not None:
-        return bool(reason == NOT_OFFERED)
-    return "is not offered by" in (result.error or "")
+    return result.refusal is RefusalReason.NOT_OFFERED
 
 
 def call_result(result: ToolResult) -> types.CallToolResult:

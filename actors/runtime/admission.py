@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from actors.mcp.catalog import Catalog
+from actors.mcp.config import ServerConfig
 from actors.runtime.messages import CallTool, GetPrompt, ServerRequest
 from actors.tools import ErrorType, RefusalReason, ToolSpec
 from actors.tools.check import Refusal, not_offered
@@ -20,8 +21,7 @@ __all__ = ["refusal"]
 
 def refusal(
     call: ServerRequest,
-    namespace: str,
-    max_argument_bytes: int | None,
+    config: ServerConfig,
     tools: Mapping[str, ToolSpec] | None,
     catalog: Catalog,
     *,
@@ -33,6 +33,7 @@ def refusal(
     server's adapter checks the schema off this mailbox (a pattern may take up to its budget);
     a call that would wake the server is checked whole, so that bad arguments do not start it.
     """
+    namespace, max_argument_bytes = config.name, config.max_argument_bytes
     match call:
         case CallTool():
             return call.refusal(max_argument_bytes, offered=tools, server=namespace, schema=schema)

@@ -62,8 +62,19 @@ class Completions:
 
 
 class Calls:
-    def __init__(self, namespace: str, adapter: MCPToolAdapter, host: HostCalls | None, clock: Clock) -> None:
+    def __init__(
+        self,
+        namespace: str,
+        adapter: MCPToolAdapter,
+        host: HostCalls | None,
+        clock: Clock,
+        offered: Callable[[], Mapping[str, ToolSpec] | None] = lambda: None,
+    ) -> None:
         self.namespace = namespace
+        self.offered = offered
+        """The tools the server is known to offer, read on the owner's thread as each call goes:
+        a tool call's input schema is checked by the adapter off this thread against its spec
+        (`admission` checked all else), or by the adapter's own list when none is known."""
         self.adapter = adapter
         self.host = host
         self.clock = clock
@@ -134,7 +145,6 @@ class Calls:
         refusal: Callable[[ServerRequest], Refusal | None],
         total: Callable[[ServerRequest], float],
         restarts: int,
-        tools: Mapping[str, ToolSpec] | None = None,
     ) -> None:
         """Send the requests that waited for the start, each with what is left of its time."""
         for entry in entries:
@@ -147,7 +157,7 @@ class Calls:
                     self.refuse(entry.call, refused)
                     continue
                 left, waited = max(entry.deadline - now, 0.001), now - entry.queued_at
-                self.send(entry.call, left, total(entry.call), restarts, waited=waited, tools=tools)
+                self.send(entry.call, left, total(entry.call), restarts, waited=waited)
             except Exception as exc:
                 logger.exception("%s: could not send a queued call", self.namespace)
                 self.answer(entry.call, ToolResult.fail(ErrorType.EXECUTION, f"internal error: {exc!r}"))
@@ -156,17 +166,15 @@ class Calls:
         self,
         call: ServerRequest,
         timeout: float,
-        total: float,
+        total: float | None,
         restarts: int,
         waited: float = 0.0,
-        tools: Mapping[str, ToolSpec] | None = None,
     ) -> None:
-        """Send ``call`` with ``timeout`` seconds left of its ``total``; ``waited`` went to a start.
-
-        ``tools``: what the server offers; a tool call's input schema is checked by the adapter
-        off this thread (`admission` checked all else), or by the server when it is not known.
+        """Send ``call`` with ``timeout`` seconds left of its ``total`` (None: all of it is left);
+        ``waited`` went to a start.
         """
         self._owner.touch()
+        total = timeout if total is None else total
         call_id = next(_ids)
         self.in_flight[call_id] = call
         self.last_activity = self.clock.monotonic()
@@ -210,7 +218,7 @@ class Calls:
                 metrics.errors.add(1, outcome)
 
         try:
-            future = self._request(call, timeout, run_in(span), tools)
+            future = self._request(call, timeout, run_in(span))
         except Exception as exc:
             del self.in_flight[call_id]
             metrics.in_flight.add(-1, labels)
@@ -224,13 +232,13 @@ class Calls:
         future.add_done_callback(done)
 
     def _request(
-        self, call: ServerRequest, timeout: float, trace: Any, tools: Mapping[str, ToolSpec] | None
+        self, call: ServerRequest, timeout: float, trace: Any
     ) -> concurrent.futures.Future[ToolResult]:
         adapter = self.adapter
         match call:
             case CallTool():
                 progress = _progress(self.host, call) if call.progress is not None else None
-                spec = tools.get(call.tool) if tools is not None else None
+                spec = tools.get(call.tool) if (tools := self.offered()) is not None else None
                 return adapter.invoke_future(
                     call.tool,
                     call.arguments,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
@@ -16,13 +16,9 @@ from actors.mcp.transport import RemoteTool, ServerInfo
 from actors.runtime.status import ServerStatus
 from actors.tools import ToolSpec
 
-if TYPE_CHECKING:  # for annotations only: the requests import this module
-    from actors.runtime.messages import ServerRequest
-
 __all__ = [
     "ArmIdle",
     "CallDone",
-    "CallExpired",
     "CannotStart",
     "CatalogChanged",
     "CatalogRelisted",
@@ -226,13 +222,6 @@ class ProbeDone:
     connection: int
     error: str | None
     error_type: str | None = None
-
-
-@dataclass(frozen=True)
-class CallExpired:
-    """A request queued while the server starts ran out of time."""
-
-    call: ServerRequest
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from actors.tools import ErrorType, RefusalReason, ToolError, ToolResult, ToolSp
 from actors.tools.check import Refusal, check_call, check_timeout
 
 __all__ = [
+    "CallExpired",
     "CallTool",
     "Complete",
     "GetPrompt",
@@ -244,6 +245,13 @@ ServerRequest = CallTool | ReadResource | GetPrompt | Complete
 """The requests a server actor sends to its server, each answered with a `ToolResult`."""
 
 SERVER_REQUESTS = (CallTool, ReadResource, GetPrompt, Complete)
+
+
+@dataclass(frozen=True)
+class CallExpired:
+    """Internal: a request queued while the server starts ran out of time."""
+
+    call: ServerRequest
 
 
 @dataclass(frozen=True, eq=False)

@@ -113,7 +113,7 @@ class ServerActor(AnsweringActor):
         self.stage = lc.Stage.IDLE
         self.record = Record(config.name, self.clock)
         self.session = Session(config, adapter, self.actor_ref, self.clock, host, registry, known)
-        self.calls = Calls(config.name, adapter, host, self.clock)
+        self.calls = Calls(config.name, adapter, host, self.clock, lambda: self.session.tools)
         self.waiting = WaitingCalls(config.name, timers)
         self.subscriptions = Subscriptions()
         self.replies = Replies()
@@ -246,8 +246,7 @@ class ServerActor(AnsweringActor):
         """The effects on requests and their replies; the rest in `_do_session`."""
         match effect:
             case fx.Dispatch():
-                timeout = self._timeout(subject)
-                self.calls.send(subject, timeout, timeout, self.record.restarts, tools=self.session.tools)
+                self.calls.send(subject, self._timeout(subject), None, self.record.restarts)
             case fx.Queue():
                 ref, expired = self.actor_ref, CallExpired(subject)
                 now, timeout = self.clock.monotonic(), self._timeout(subject)
@@ -331,9 +330,7 @@ class ServerActor(AnsweringActor):
 
     def _flush_waiting(self) -> None:
         entries, now = self.waiting.drain(), self.clock.monotonic()
-        self.calls.send_waited(
-            entries, now, self._refusal, self._timeout, self.record.restarts, self.session.tools
-        )
+        self.calls.send_waited(entries, now, self._refusal, self._timeout, self.record.restarts)
 
     def _fail_waiting(self, failed: ToolResult) -> None:
         self.calls.answer_all([entry.call for entry in self.waiting.drain()], failed)
@@ -350,15 +347,8 @@ class ServerActor(AnsweringActor):
             self._arm_idle(self.config.idle_timeout)
 
     def _refusal(self, call: ServerRequest) -> Refusal | None:
-        known, running = self.session, self.stage == lc.Stage.RUNNING
-        return refusal(
-            call,
-            self.namespace,
-            self.config.max_argument_bytes,
-            known.tools,
-            known.catalog,
-            schema=not running,
-        )
+        running = self.stage == lc.Stage.RUNNING  # then the adapter checks the schema, off this thread
+        return refusal(call, self.config, self.session.tools, self.session.catalog, schema=not running)
 
     def _timeout(self, call: ServerRequest) -> float:
         return call.timeout if call.timeout is not None else self.config.call_timeout

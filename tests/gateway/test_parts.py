@@ -23,6 +23,7 @@ from actors.gateway.sessions import Sessions
 from actors.runtime.messages import CallTool
 from actors.runtime.registry import Route
 from actors.tools import ErrorType, ToolResult
+from actors.tools.check import not_offered
 
 STDIO = {"command": "python"}
 
@@ -30,21 +31,15 @@ STDIO = {"command": "python"}
 # ---- is_not_offered: the one decision on "the tool is not offered" ------------------------------
 
 
-def test_a_classified_not_offered_result_is_a_protocol_error() -> None:
-    assert is_not_offered(ToolResult.fail(ErrorType.NOT_FOUND, "gone", reason="not_offered"))
+def test_a_refusal_for_a_tool_not_offered_is_a_protocol_error() -> None:
+    refused = not_offered("tool", "lookpu", ["lookup"], "a").result()
+    assert is_not_offered(refused)
 
 
-def test_a_classified_reason_wins_over_the_text() -> None:
-    result = ToolResult.fail(ErrorType.NOT_FOUND, "tool 'x' is not offered by server 'a'", reason="other")
-    assert not is_not_offered(result)
-
-
-def test_until_classified_a_not_found_result_is_read_by_the_runtime_s_text() -> None:
-    assert is_not_offered(ToolResult.fail(ErrorType.NOT_FOUND, "tool 'x' is not offered by server 'a'"))
+def test_the_decision_is_on_the_classified_value_never_the_text() -> None:
+    # The runtime's words without its classification: a tool error, not a protocol error.
+    assert not is_not_offered(ToolResult.fail(ErrorType.NOT_FOUND, "tool 'x' is not offered by server 'a'"))
     assert not is_not_offered(ToolResult.fail(ErrorType.NOT_FOUND, "no server for namespace 'a'"))
-
-
-def test_other_error_types_are_never_not_offered() -> None:
     assert not is_not_offered(ToolResult.fail(ErrorType.SERVER_ERROR, "x is not offered by y"))
     assert not is_not_offered(ToolResult.ok({"content": []}))
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Hashable
 import pytest
 
 from actors.mcp.catalog import Catalog
+from actors.mcp.config import ServerConfig
 from actors.runtime import owner
 from actors.runtime.admission import refusal
 from actors.runtime.calls import Completions
@@ -16,7 +17,10 @@ from actors.runtime.messages import CallDone, CallTool, ReadResource
 from actors.runtime.relisting import Coalescer
 from actors.runtime.subscriptions import Subscriptions
 from actors.runtime.waiting import WaitingCalls
-from actors.tools import ErrorType, ToolSpec
+from actors.tools import ErrorType, RefusalReason, ToolSpec
+
+NS_CONFIG = ServerConfig(name="ns", command="srv")
+SMALL_CONFIG = ServerConfig(name="ns", command="srv", max_argument_bytes=50)
 
 
 def test_a_burst_of_changes_costs_one_request_in_flight_and_one_owed() -> None:
@@ -91,17 +95,18 @@ def test_admission_refuses_what_the_known_tools_rule_out() -> None:
     schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
     spec = ToolSpec(name="ns/echo", input_schema=schema)
     tools = {"echo": spec}
-    assert refusal(CallTool("ns", "echo", {"text": "hi"}), "ns", None, tools, Catalog()) is None
-    unknown = refusal(CallTool("ns", "ecko", {}), "ns", None, tools, Catalog())
+    assert refusal(CallTool("ns", "echo", {"text": "hi"}), NS_CONFIG, tools, Catalog()) is None
+    unknown = refusal(CallTool("ns", "ecko", {}), NS_CONFIG, tools, Catalog())
     assert unknown is not None and unknown.error_type == ErrorType.NOT_FOUND
-    assert "did you mean 'echo'" in (unknown.error or "")
-    missing = refusal(CallTool("ns", "echo", {}), "ns", None, tools, Catalog())
+    assert unknown.reason is RefusalReason.NOT_OFFERED
+    assert "did you mean 'echo'" in unknown.message
+    missing = refusal(CallTool("ns", "echo", {}), NS_CONFIG, tools, Catalog())
     assert missing is not None and missing.error_type == ErrorType.VALIDATION
-    big = refusal(CallTool("ns", "echo", {"text": "x" * 100}), "ns", 50, tools, Catalog())
+    big = refusal(CallTool("ns", "echo", {"text": "x" * 100}), SMALL_CONFIG, tools, Catalog())
     assert big is not None and big.error_type == ErrorType.VALIDATION
     # Nothing known yet: the server decides.
-    assert refusal(CallTool("ns", "anything", {}), "ns", None, None, Catalog()) is None
-    assert refusal(ReadResource("ns", "file:///x"), "ns", None, tools, Catalog()) is None
+    assert refusal(CallTool("ns", "anything", {}), NS_CONFIG, None, Catalog()) is None
+    assert refusal(ReadResource("ns", "file:///x"), NS_CONFIG, tools, Catalog()) is None
 
 
 def test_completions_cross_from_any_thread_and_are_read_on_one() -> None:
