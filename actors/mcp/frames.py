@@ -44,6 +44,7 @@ __all__ = [
     "parse_frame",
     "parse_line",
     "parse_off_loop",
+    "validate_off_loop",
 ]
 
 BIG_FRAME_BYTES: Final = 256 * 1024
@@ -87,6 +88,27 @@ async def parse_off_loop(parts: Sequence[bytes]) -> SessionMessage | Exception:
 
 def _join_and_parse(parts: Sequence[bytes]) -> SessionMessage | Exception:
     return parse_frame(join_parts(parts))
+
+
+async def validate_off_loop(data: bytes | str) -> types.JSONRPCMessage:
+    """``jsonrpc_message_adapter.validate_json(data, by_name=False)``, the same message or the
+    same ``ValidationError``; a body of `BIG_FRAME_BYTES` or more is parsed off the loop, in
+    pieces. For a transport whose messages come whole (an HTTP body, an SSE event's data)."""
+    if len(data) < BIG_FRAME_BYTES:
+        return types.jsonrpc_message_adapter.validate_json(data, by_name=False)
+    return await offload(_validate, data)
+
+
+def _validate(data: bytes | str) -> types.JSONRPCMessage:
+    line: bytes | bytearray
+    if isinstance(data, str):  # encoded a piece at a time, as one call would hold the GIL
+        line = join_parts([data[i : i + _PIECE].encode("utf-8") for i in range(0, len(data), _PIECE)])
+    else:
+        line = data
+    message = _parse_in_pieces(line, _LONG_LITERAL, _PIECE)
+    if message is None:
+        return types.jsonrpc_message_adapter.validate_json(data, by_name=False)
+    return message
 
 
 def join_parts(parts: Sequence[bytes]) -> bytearray:

@@ -109,6 +109,25 @@ def test_any_response_parses_in_pieces_as_in_one_call(
     _same(_response(result, ensure_ascii=ensure_ascii), long_literal=long_literal, piece=piece)
 
 
+@pytest.mark.parametrize("as_text", [False, True])
+def test_a_whole_body_validates_off_the_loop_as_pydantic_validates_it(as_text: bool) -> None:
+    good = _response({"content": [{"type": "text", "text": "é" + BIG_TEXT}]})
+    bad = b'{"jsonrpc": "2.0", "result": {"t": "' + BIG_TEXT.encode() + b'"}}'  # no id
+
+    async def validate(body: bytes) -> types.JSONRPCMessage:
+        return await frames.validate_off_loop(body.decode() if as_text else body)
+
+    expected = types.jsonrpc_message_adapter.validate_json(good, by_name=False)
+    with EventLoop() as loop:
+        assert loop.run(validate, good, timeout=60) == expected
+        assert loop.run(validate, b'{"jsonrpc": "2.0", "id": 1, "result": {}}', timeout=60).id == 1
+        with pytest.raises(ValueError) as ours:
+            loop.run(validate, bad, timeout=60)
+    with pytest.raises(ValueError) as exact:
+        types.jsonrpc_message_adapter.validate_json(bad, by_name=False)
+    assert type(ours.value) is type(exact.value)
+
+
 def test_parts_join_into_the_line() -> None:
     line = _response({"text": BIG_TEXT})
     parts = [line[i : i + 1000] for i in range(0, len(line), 1000)]
