@@ -29,7 +29,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
-import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
@@ -149,7 +148,12 @@ class _Pipes:
             async with self._from_session:
                 async for message in self._from_session:
                     try:
-                        pieces = await self._encode(message.message)
+                        # A big message off the loop, in pieces; a small one here, in one call.
+                        if is_big_message(message.message):
+                            pieces = await encode_off_loop(message.message)
+                        else:
+                            json = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                            pieces = [(json + "\n").encode()]
                     except ValueError:
                         logger.exception("cannot encode a message to the server; dropped")
                         continue
@@ -160,13 +164,6 @@ class _Pipes:
             self._to_session.close()
         finally:
             self._writer_done.set()
-
-    @staticmethod
-    async def _encode(message: types.JSONRPCMessage) -> list[bytes]:
-        """``message`` as one JSON line: on the loop if small, else off it and in pieces."""
-        if is_big_message(message):
-            return await encode_off_loop(message)
-        return [(message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode()]
 
     async def close(self) -> None:
         """Stop the traffic, close stdin, stop the server, close stdout. Idempotent; run shielded."""
