@@ -18,6 +18,9 @@ class keeps the worst of all loops (`EventLoop.worst_lag`), so a test harness se
 that runtimes create and stop on their own. Turn it on for one loop with
 ``lag_probe_interval``, or for every loop created afterwards with
 ``EventLoop.default_lag_probe_interval``.
+
+CPU work the loop must not do itself (a big message to parse or encode) goes to the loop's
+`OffloadWorker` thread, started and joined with the loop: ``await offload(fn, *args)``.
 """
 
 from __future__ import annotations
@@ -39,13 +42,17 @@ from typing import Any, ClassVar, Final, Generic, Literal, TypeVar
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 from anyio.from_thread import BlockingPortal
 
-__all__ = ["THREAD_NAME", "EventLoop", "LoopLag"]
+from actors.offload import OffloadWorker
+
+__all__ = ["OFFLOAD_THREAD_NAME", "THREAD_NAME", "EventLoop", "LoopLag", "offload"]
 
 logger = logging.getLogger(__name__)
 
 THREAD_NAME = "mcp-actors-loop"
+OFFLOAD_THREAD_NAME = "mcp-actors-offload"
 
 _T = TypeVar("_T")
 
@@ -107,6 +114,7 @@ class EventLoop:
         self._lock = threading.Lock()
         self._started = threading.Event()
         self._thread: threading.Thread | None = None
+        self._worker: OffloadWorker | None = None
         self._portal: BlockingPortal | None = None
         self._services: anyio.abc.TaskGroup | None = None
         self._aloop: asyncio.AbstractEventLoop | None = None
@@ -136,6 +144,7 @@ class EventLoop:
         with self._lock:
             if self._thread is not None:
                 raise RuntimeError("this EventLoop was already started")
+            self._worker = OffloadWorker(OFFLOAD_THREAD_NAME).start()
             self._thread = threading.Thread(target=self._thread_main, name=self._name, daemon=True)
             self._thread.start()
         if not self._started.wait(_START_TIMEOUT):
@@ -153,6 +162,8 @@ class EventLoop:
             EventLoop._by_thread.pop(threading.get_ident(), None)
             self._portal = None
             self._stranded()
+            if self._worker is not None:
+                self._worker.stop(_DEFAULT_STOP_TIMEOUT)
             self._started.set()
 
     async def _main(self) -> None:
@@ -368,6 +379,16 @@ class EventLoop:
 
     def __repr__(self) -> str:
         return f"<EventLoop {self._name} running={self.running}>"
+
+
+async def offload(fn: Callable[..., _T], *args: Any) -> _T:
+    """``fn(*args)`` off the loop: on the calling `EventLoop`'s `OffloadWorker`, or on one of
+    anyio's worker threads on any other loop. The loop runs other tasks meanwhile."""
+    loop = EventLoop.current()
+    worker = loop._worker if loop is not None else None
+    if worker is None:
+        return await anyio.to_thread.run_sync(fn, *args)
+    return await worker.run(fn, *args)
 
 
 def _describe(fn: Callable[..., Any]) -> str:

@@ -122,7 +122,7 @@ def read_file(context: BuiltinContext, inputs: dict[str, Any]) -> dict[str, Any]
 
 def write_file(context: BuiltinContext, inputs: dict[str, Any]) -> dict[str, Any]:
     """Create or replace a file atomically, creating parent folders."""
-    outcome = context.workspace.write_bytes(inputs["path"], inputs["content"].encode("utf-8"))
+    outcome = context.workspace.write_text(inputs["path"], inputs["content"])
     return {"path": outcome.path, "bytes_written": outcome.bytes_written, "created": outcome.created}
 
 
@@ -148,7 +148,7 @@ def edit_file(context: BuiltinContext, inputs: dict[str, Any]) -> dict[str, Any]
         raise InvalidInput(f"old_text does not occur in {path!r}; nothing was changed")
     if replace_all:
         replacements = text.count(old_text)
-        text = text.replace(old_text, new_text)
+        texts: tuple[str, ...] = (text.replace(old_text, new_text),)
     else:
         # Searching from first + 1 also catches overlapping occurrences ("aa" in "aaa").
         if text.find(old_text, first + 1) >= 0:
@@ -156,8 +156,8 @@ def edit_file(context: BuiltinContext, inputs: dict[str, Any]) -> dict[str, Any]
                 f"old_text occurs more than once in {path!r}; give more context or set replace_all"
             )
         replacements = 1
-        text = text[:first] + new_text + text[first + len(old_text) :]
-    outcome = workspace.write_bytes(path, text.encode("utf-8"))
+        texts = (text[:first], new_text, text[first + len(old_text) :])
+    outcome = workspace.write_text(path, *texts)
     return {"path": outcome.path, "replacements": replacements, "bytes_written": outcome.bytes_written}
 
 

@@ -19,7 +19,7 @@ import logging
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -34,6 +34,8 @@ DEFAULT_MAX_READ_BYTES = 1024 * 1024
 """How much of one file a read returns at most, unless the workspace is given another bound."""
 
 _SKIPPED_DIRECTORIES = frozenset({".git"})
+_ENCODE_PIECE = 256 * 1024
+"""Characters of text encoded in one call when writing."""
 """Never walked: repository internals would drown every listing and search."""
 
 
@@ -178,6 +180,17 @@ class Workspace:
 
     def write_bytes(self, path: str, data: bytes) -> WriteOutcome:
         """Replace (or create) a file atomically, creating its parent directories."""
+        return self._write(path, (data,))
+
+    def write_text(self, path: str, *texts: str) -> WriteOutcome:
+        """`write_bytes` of ``texts``, one after the other, in UTF-8.
+
+        Encoded and written a piece at a time: one ``encode`` of megabytes of text would hold
+        the GIL (every other thread waiting, the event loop's too) for as long as it runs.
+        """
+        return self._write(path, _utf8_pieces(texts))
+
+    def _write(self, path: str, chunks: Iterable[bytes]) -> WriteOutcome:
         real = self.resolve_for_write(path)
         if real.is_dir():
             raise InvalidInput(f"{path!r} is a directory, not a file")
@@ -197,8 +210,11 @@ class Workspace:
         mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_current_umask()
         fd, temp_name = tempfile.mkstemp(dir=parent, prefix=f".{real.name}.", suffix=".tmp")
         try:
+            written = 0
             with os.fdopen(fd, "wb") as temp:
-                temp.write(data)
+                for chunk in chunks:
+                    temp.write(chunk)
+                    written += len(chunk)
                 temp.flush()
                 os.fsync(temp.fileno())
             os.chmod(temp_name, mode)
@@ -208,8 +224,8 @@ class Workspace:
                 os.unlink(temp_name)
             raise
         _fsync_directory(parent)
-        logger.debug("wrote %d bytes to %s", len(data), real)
-        return WriteOutcome(path=self.relative(real), bytes_written=len(data), created=existing is None)
+        logger.debug("wrote %d bytes to %s", written, real)
+        return WriteOutcome(path=self.relative(real), bytes_written=written, created=existing is None)
 
     # -- walking ---------------------------------------------------------------------------
 
@@ -247,6 +263,12 @@ class Workspace:
         if stat.S_ISREG(info.st_mode):
             return WorkspaceEntry(relative, "file", Path(full), info.st_size)
         return None
+
+
+def _utf8_pieces(texts: Iterable[str]) -> Iterator[bytes]:
+    for text in texts:
+        for start in range(0, len(text), _ENCODE_PIECE):
+            yield text[start : start + _ENCODE_PIECE].encode("utf-8")
 
 
 def _current_umask() -> int:

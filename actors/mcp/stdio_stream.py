@@ -1,19 +1,21 @@
 """`stdio_stream`: the message streams of a stdio server, for ``mcp.Client``, in place of the
 SDK's ``stdio_client``.
 
-Newline-delimited JSON-RPC on the server's stdin and stdout, as the SDK speaks it, with three
+Newline-delimited JSON-RPC on the server's stdin and stdout, as the SDK speaks it, with four
 differences that matter on a loop shared by every server:
 
 - the server is started off the loop (`actors.mcp.stdio_process`); the SDK forks on it;
 - reading is linear in the size of a message: each chunk is searched once for newlines and a
   line is joined once (the SDK re-splits its whole buffer for every 64 KB chunk, which made one
   20 MB message take seconds), and parsed from its bytes, without a decoded copy;
+- a big message (`actors.mcp.frames.BIG_FRAME_BYTES` or more) is parsed and encoded on a
+  worker thread, in pieces that never hold the GIL for long, so that the loop and every other
+  server go on meanwhile; small ones are parsed and encoded on the loop, in one call each;
 - a message may be at most ``max_message_bytes`` long: past that the session ends with a
   ``ConnectionError`` that names the limit (``maxMessageBytes``) and the buffer is dropped.
 
 Lines are parsed as the SDK parses them; a line that is not a JSON-RPC message reaches the
-session as an ``Exception`` item, as with the SDK. Parsing one big line is still a single call
-that holds the GIL (about 2 ms per MB), on the loop as with the SDK.
+session as an ``Exception`` item, as with the SDK.
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
-import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from actors.mcp.frames import BIG_FRAME_BYTES, encode_off_loop, is_big_message, parse_line, parse_off_loop
 from actors.mcp.sdk_options import DEFAULT_MAX_MESSAGE_BYTES
 from actors.mcp.stdio_process import StdioProcess
 
@@ -39,23 +41,6 @@ __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "parse_line", "stdio_stream"]
 logger = logging.getLogger(__name__)
 
 _FLUSH_WAIT = 0.5
-
-
-def parse_line(line: bytes) -> SessionMessage | Exception:
-    """One line of the server's stdout (without its newline) as the SDK parses it: a message,
-    or the error that says why it is none."""
-    adapter = types.jsonrpc_message_adapter
-    try:
-        # From the bytes: no decoded copy of a big message (pydantic checks the UTF-8 itself).
-        return SessionMessage(adapter.validate_json(line, by_name=False))
-    except ValueError:
-        pass
-    # Not a message: parsed again from the text, so that the error reads as the SDK's.
-    try:
-        message = adapter.validate_json(line.decode(), by_name=False)
-    except ValueError as exc:  # UnicodeDecodeError and pydantic's ValidationError among them
-        return exc
-    return SessionMessage(message)
 
 
 @asynccontextmanager
@@ -131,7 +116,9 @@ class _Pipes:
         assert self._stdout is not None
         try:
             while (line := await self._stdout.next_line()) is not None:
-                if not await self._deliver(parse_line(line)):
+                # A big line comes in its parts: joined and parsed off the loop.
+                item = parse_line(line) if isinstance(line, bytes) else await parse_off_loop(line)
+                if not await self._deliver(item):
                     self._stdout.discard()
                     return
             if (failure := self._stdout.failure) is not None:
@@ -161,12 +148,17 @@ class _Pipes:
             async with self._from_session:
                 async for message in self._from_session:
                     try:
-                        json = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                        data = (json + "\n").encode()
+                        # A big message off the loop, in pieces; a small one here, in one call.
+                        if is_big_message(message.message):
+                            pieces = await encode_off_loop(message.message)
+                        else:
+                            json = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                            pieces = [(json + "\n").encode()]
                     except ValueError:
                         logger.exception("cannot encode a message to the server; dropped")
                         continue
-                    await self._stdin.write(data)
+                    for piece in pieces:
+                        await self._stdin.write(piece)
         except (OSError, anyio.ClosedResourceError, anyio.BrokenResourceError):
             # The server no longer reads: end the session's reading too, so no request waits on.
             self._to_session.close()
@@ -217,7 +209,7 @@ class _LineCutter(asyncio.Protocol):
         self._max = max_bytes
         self._parts: list[bytes] = []
         self._size = 0
-        self._lines: deque[bytes] = deque()
+        self._lines: deque[bytes | list[bytes]] = deque()
         self._arrived = asyncio.Event()
         self._transport: asyncio.ReadTransport | None = None
         self._paused = False
@@ -237,7 +229,7 @@ class _LineCutter(asyncio.Protocol):
         while (end := data.find(b"\n", start)) >= 0:
             if not self._add(data[start:end]):
                 return
-            self._lines.append(self._parts[0] if len(self._parts) == 1 else b"".join(self._parts))
+            self._lines.append(self._line())
             self._parts, self._size = [], 0
             start = end + 1
         if start < len(data) and not self._add(data[start:] if start else data):
@@ -247,6 +239,14 @@ class _LineCutter(asyncio.Protocol):
             if not self._paused and self._transport is not None:
                 self._paused = True
                 self._transport.pause_reading()
+
+    def _line(self) -> bytes | list[bytes]:
+        """The line just cut: its bytes, or for a big one its parts (joined off the loop)."""
+        if len(self._parts) == 1:
+            return self._parts[0]
+        if self._size >= BIG_FRAME_BYTES:
+            return self._parts
+        return b"".join(self._parts)
 
     def _add(self, part: bytes) -> bool:
         """Add ``part`` to the line being cut; False (and discard from now on) past the limit."""
@@ -276,8 +276,9 @@ class _LineCutter(asyncio.Protocol):
         self._ended = True
         self._arrived.set()
 
-    async def next_line(self) -> bytes | None:
-        """The next line (without its newline); None at the end of the stream or after a failure."""
+    async def next_line(self) -> bytes | list[bytes] | None:
+        """The next line (without its newline): its bytes, or its parts if it is big
+        (`BIG_FRAME_BYTES` or more); None at the end of the stream or after a failure."""
         while not self._lines:
             if self._ended or self._discarding:
                 return None

@@ -8,6 +8,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from actors.tools.json_size import encoded_size
+
 __all__ = ["DEFAULT_MAX_ARGUMENT_BYTES", "JSONProblem", "check_json", "json_problem"]
 
 DEFAULT_MAX_ARGUMENT_BYTES = 16 * 1024 * 1024
@@ -55,6 +57,14 @@ def json_problem(
         # six, so small values need no encoding (it would cost more than the walk).
         if max_bytes is None or size * _MOST_PER_CHAR <= max_bytes:
             return None
+        # Near the limit: the exact size, a piece at a time (one json.dumps of megabytes holds
+        # the GIL, and so stalls every thread, the event loop's too, for as long as it runs).
+        exact = encoded_size(value)
+        return (
+            (True, f"{what} are {_amount(exact)}, over the {_limit(max_bytes)}")
+            if exact > max_bytes
+            else None
+        )
     try:
         # It also refuses circular structures and says so (the walk above just gives up on them).
         encoded = json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")

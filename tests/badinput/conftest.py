@@ -17,6 +17,7 @@ from actors import Runtime, ToolResult
 from actors.runtime.messages import CallTool
 from actors.tools import ErrorType
 from tests.conftest import child_pids, wait_until
+from tests.harness.calibration import scaled
 from tests.runtime.conftest import config, stdio_server
 
 CLASSIFIED = frozenset(member.value for member in ErrorType)
@@ -24,8 +25,9 @@ CLASSIFIED = frozenset(member.value for member in ErrorType)
 
 CALL_TIMEOUT = 10.0
 """The timeout of each fuzzed call."""
-LATE = 1.0 + 0.5
-"""A call answers within its timeout plus a second; half a second more for a loaded machine."""
+LATE = 1.0 + scaled(0.5)
+"""A call answers within its timeout plus a second, and half a second more (on our machine:
+scaled to this one's speed) for a loaded machine."""
 
 # Servers that never stop or probe on their own during a test: what happens is what we did.
 QUIET = {"healthCheckInterval": 0, "idleTimeout": 0, "restartBackoff": 0.05}

@@ -11,6 +11,7 @@ import pytest
 from actors import Runtime
 from actors.runtime.messages import CallTool
 from tests.badinput.conftest import assert_classified, assert_serving, call
+from tests.harness.calibration import scaled
 from tests.runtime.conftest import config, stdio_server
 
 FIVE_MB = 5 * 1024 * 1024
@@ -60,8 +61,9 @@ def test_a_10_mb_response_is_served_and_other_servers_are_not_held_up(
         assert len(result.text) == size
     else:
         assert len(result.output["structuredContent"]["data"]) == size
-    assert done_at[0] - started <= BIG_TIMEOUT + 1.5
-    assert slowest < 2.0, f"a call to another server took {slowest:.2f}s during the big response"
+    assert done_at[0] - started <= BIG_TIMEOUT + scaled(1.5)
+    # Bounds as on our machine, scaled to this one (tests/harness/calibration.py).
+    assert slowest < scaled(2.0), f"a call to another server took {slowest:.2f}s during the big response"
     assert_serving(mcp_runtime, "big")
 
 
@@ -108,12 +110,9 @@ def test_a_5_mb_builtin_argument_is_served(builtin_runtime: Runtime) -> None:
     assert call(builtin_runtime, "builtin/git-status", {}).result.success
 
 
-@pytest.mark.loop_lag(
-    limit=1.0,
-    reason="a 20 MB response (40 MB on the wire: the text travels twice): parsing the JSON-RPC line is "
-    "one call on the loop that holds the GIL (pydantic, about 2 ms per MB)",
-)
 def test_a_big_response_does_not_fail_the_health_check() -> None:
+    # 20 MB of text, 40 MB on the wire (it travels twice), within the default loop-lag limit:
+    # the frame is parsed off the loop, in pieces (actors.mcp.frames).
     entry = stdio_server("big_server", healthCheckInterval=1, idleTimeout=0)
     with Runtime.start(config({"big": entry})) as rt:
         rt.start_server("big")

@@ -27,6 +27,7 @@ from tests.badinput.schema_strategies import (
     narrow,
     valid_arguments,
 )
+from tests.harness.lag_report import settle_heap
 
 VALID_EXAMPLES = 25
 INVALID_EXAMPLES = 40
@@ -117,6 +118,7 @@ def test_valid_arguments_are_served(mcp_runtime: Runtime, name: str) -> None:
     @fuzz(VALID_EXAMPLES)
     @given(arguments=valid_arguments(narrow(spec.input_schema, MCP_TOOLS[name])), via=VIAS)
     def run(arguments: dict[str, Any], via: str) -> None:
+        settle_heap()
         assert validator.is_valid(arguments), "the generator made an invalid value"
         answer = call(mcp_runtime, name, arguments, via=via)
         assert_classified(answer)
@@ -139,6 +141,7 @@ def test_invalid_arguments_are_refused_or_classified(mcp_runtime: Runtime, name:
     # Lone surrogates are left out here: they cut the whole session off (see test_bugs.py).
     @given(mutation=mutations(schema, JSON_KINDS + NON_JSON_KINDS), via=VIAS)
     def run(mutation: Mutation, via: str) -> None:
+        settle_heap()
         arguments = mutation.arguments
         if mutation.is_json and validator.is_valid(arguments) and not narrowed.is_valid(arguments):
             reject()  # valid, just slow (a "wrong type" of 7 for a sleep's seconds)
@@ -163,6 +166,7 @@ def test_builtin_valid_arguments_get_a_classified_answer(builtin_runtime: Runtim
     @fuzz(VALID_EXAMPLES)
     @given(arguments=valid_arguments(spec.input_schema), via=VIAS)
     def run(arguments: dict[str, Any], via: str) -> None:
+        settle_heap()
         assert validator.is_valid(arguments), "the generator made an invalid value"
         answer = call(builtin_runtime, name, arguments, via=via)
         assert_classified(answer)
@@ -179,6 +183,7 @@ def test_builtin_invalid_arguments_are_refused_as_validation(builtin_runtime: Ru
     @fuzz(INVALID_EXAMPLES)
     @given(mutation=mutations(spec.input_schema, JSON_KINDS + NON_JSON_KINDS), via=VIAS)
     def run(mutation: Mutation, via: str) -> None:
+        settle_heap()
         arguments = mutation.arguments
         if mutation.kind == "root_type" and via == "facade":
             via = "tell"
