@@ -83,7 +83,7 @@ bench: $(STAMP)
 
 # Generated files live in docs/generated/, apart from the written pages.
 docs: $(STAMP)
-	$(BIN)/python -m robot.libdoc actors.robotlib docs/generated/robotlib.html
+	$(BIN)/python -m robot.libdoc actors.testing.robotlib docs/generated/robotlib.html
 
 clean:
 	rm -rf $(VENV) robot/results .mypy_cache .ruff_cache

@@ -45,7 +45,7 @@ def big_messages(sizes: Sizes) -> dict[str, Any]:
     interleaved round by round; and milliseconds per MB of single results of growing size."""
     from mcp.client.stdio import StdioServerParameters
 
-    from actors.loop import EventLoop
+    from actors.mcp.loop import EventLoop
     from actors.mcp.sdk_transport import SDKOptions, SDKTransport, StdioCommand
     from benchmarks.common import SDKLoop
 

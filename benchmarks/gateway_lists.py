@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from actors import procfs
+from actors.testing import procfs
 from benchmarks.common import ROOT, SERVER_SCRIPT, answers_healthz, free_port, load_average, stop_process
 
 MCP_ACTORS = Path(sys.executable).with_name("mcp-actors")

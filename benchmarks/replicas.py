@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from actors import procfs
+from actors.testing import procfs
 from benchmarks.common import (
     ROOT,
     SERVER_SCRIPT,

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from actors import procfs
+from actors.testing import procfs
 from benchmarks.common import SDKLoop, os_threads, rss_mib, runtime_config
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from behave.model import Scenario
 from behave.runner import Context
 
-from actors.loop import EventLoop
+from actors.mcp.loop import EventLoop
 from tests.harness.lag_report import LIMIT, PROBE_INTERVAL, Verdict, freeze_heap, judge
 from tests.harness.stall_stacks import StallSampler
 

@@ -3,7 +3,7 @@ Documentation     The client surface beyond tools against the reference MCP serv
 ...               @modelcontextprotocol/server-everything (npm, in tests/interop, run with node over
 ...               stdio): resources, resource templates, prompts, completion and progress.
 Library           OperatingSystem
-Library           actors.robotlib
+Library           actors.testing.robotlib
 Suite Setup       Find Server Everything
 Test Setup        Start Runtime With Server    everything    ${NODE}    ${EVERYTHING}    stdio
 Test Teardown     Stop Runtime

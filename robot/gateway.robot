@@ -4,7 +4,7 @@ Documentation     The gateway as an MCP host reaches it: ``mcp-actors serve --ht
 ...               (from the schema cache, without starting the server, once it has run), a tool
 ...               called, tool search, and ``/healthz`` reporting each server's state.
 Library           OperatingSystem
-Library           actors.robotlib
+Library           actors.testing.robotlib
 Suite Setup       Write Gateway Config
 Suite Teardown    Remove Directory    ${FOLDER}    recursive=True
 Test Teardown     Stop Gateway

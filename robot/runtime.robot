@@ -1,7 +1,7 @@
 *** Settings ***
 Documentation     The actor runtime against a real MCP server (the SDK fixture server over stdio):
 ...               lazy start, calls through the registry actor, idle stop, crash and restart.
-Library           actors.robotlib
+Library           actors.testing.robotlib
 Suite Setup       Set Suite Variable    ${PYTHON}    ${{sys.executable}}
 Test Teardown     Stop Runtime
 

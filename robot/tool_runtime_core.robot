@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation     The tool runtime core as an agent host meets it: register, run, fail cleanly.
-Library           actors.robotlib
+Library           actors.testing.robotlib
 
 *** Test Cases ***
 Registered Tool Runs And Returns Its Output

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from actors import procfs
+from actors.testing import procfs
 
 pytest_plugins = ("tests.harness.loop_lag", "tests.harness.skips")
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from actors.content import ContentText
+from actors.mcp.content import ContentText
 from actors.tools import ToolResult, duration_text, error_label
 
 if TYPE_CHECKING:

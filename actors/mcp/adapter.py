@@ -23,10 +23,10 @@ import anyio
 import anyio.to_thread
 from opentelemetry import context as otel_context
 
-from actors.loop import EventLoop
 from actors.mcp.catalog import Catalog
 from actors.mcp.classify import classify, connect_failure
 from actors.mcp.config import ServerConfig, ToolFilter
+from actors.mcp.loop import EventLoop
 from actors.mcp.redaction import Redactor
 from actors.mcp.relay import Relay
 from actors.mcp.requests import RESOURCE_NOT_FOUND, Requests

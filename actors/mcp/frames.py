@@ -2,7 +2,7 @@
 
 A frame below `BIG_FRAME_BYTES` is parsed or encoded on the loop in one call, as the SDK does:
 that is the fastest way for the small messages that make up nearly all traffic. A bigger one
-goes to the loop's worker thread (`parse_off_loop`, `encode_off_loop`, by `actors.loop.offload`),
+goes to the loop's worker thread (`parse_off_loop`, `encode_off_loop`, by `actors.mcp.loop.offload`),
 and there it is handled in pieces: a worker thread that made one long C call (pydantic parsing
 a 10 MB line holds the GIL from start to end, 20-90 ms) would stall the loop as surely as the
 loop doing it itself. So:
@@ -33,7 +33,7 @@ from typing import Any, Final
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from actors.loop import offload
+from actors.mcp.loop import offload
 
 __all__ = [
     "BIG_FRAME_BYTES",

@@ -14,10 +14,10 @@ from typing import Any
 import pykka
 
 from actors.config import RuntimeConfig, load_config
-from actors.loop import EventLoop
 from actors.mcp.adapter import TransportSource
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
+from actors.mcp.loop import EventLoop
 from actors.runtime.builtin_actor import DEFAULT_TIMEOUT as BUILTIN_TIMEOUT
 from actors.runtime.builtin_actor import BuiltinActor
 from actors.runtime.clock import Clock

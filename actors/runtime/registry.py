@@ -10,10 +10,10 @@ from typing import Any
 
 import pykka
 
-from actors.loop import EventLoop
 from actors.mcp.adapter import MCPToolAdapter, TransportSource
 from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
+from actors.mcp.loop import EventLoop
 from actors.runtime.answering import AnsweringActor
 from actors.runtime.clock import Clock
 from actors.runtime.host import HostCalls

@@ -11,9 +11,9 @@ import concurrent.futures
 import logging
 from typing import Any, TypeVar
 
-from actors.loop import EventLoop
 from actors.mcp.adapter import MCPToolAdapter, TransportSource
 from actors.mcp.config import ServerConfig, ToolFilter
+from actors.mcp.loop import EventLoop
 from actors.mcp.requests import GUARD_SLACK
 from actors.mcp.transport import RemoteTool, ServerInfo, TransportEvents
 from actors.tools import ErrorType, ToolError, ToolHandler, ToolRegistry, ToolResult, ToolSpec, duration_text

@@ -15,7 +15,7 @@ from behave import given, then, when
 from behave.runner import Context
 
 from actors import Runtime, ToolResult
-from actors.loop import THREAD_NAME as LOOP_THREAD
+from actors.mcp.loop import THREAD_NAME as LOOP_THREAD
 from actors.runtime.messages import ResourceSubscription
 
 WAIT = 30.0

@@ -43,35 +43,28 @@ TOP_LEVEL = {
     "actors.__main__": "cli",  # python -m actors
     "actors.exports": "base",  # the lazy-export helper: standard library only
     "actors.config": "config",  # the user's one configuration file, parsed for every layer
-    "actors.procfs": "base",  # process facts from /proc: standard library only
-    "actors.content": "content",  # MCP content as a person reads it (the command, the Robot library)
-    "actors.loop": "loop",  # the event-loop thread that every transport shares
-    "actors.robotlib": "robot",  # the Robot Framework keyword library
 }
 
 # A module of the gateway that only declares protocols (typing.Protocol classes, no functions,
 # nothing of the gateway or the cluster imported) is the narrow seam the cluster may use.
 GATEWAY_PROTOCOL = "gateway-protocol"
 
-_RUNTIME_AND_BELOW = frozenset({"base", "tools", "builtin", "loop", "mcp", "config", "runtime"})
-_PRODUCT = _RUNTIME_AND_BELOW | {"content", "demo", "robot", "cluster", "gateway", GATEWAY_PROTOCOL, "cli"}
+_RUNTIME_AND_BELOW = frozenset({"base", "tools", "builtin", "mcp", "config", "runtime"})
+_PRODUCT = _RUNTIME_AND_BELOW | {"demo", "cluster", "gateway", GATEWAY_PROTOCOL, "cli"}
 
 # What a module of each layer may import besides its own layer: the dependency direction.
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "base": frozenset(),
     "tools": frozenset({"base"}),
     "builtin": frozenset({"base", "tools"}),
-    "loop": frozenset({"base"}),
-    "content": frozenset({"base"}),
-    "mcp": frozenset({"base", "tools", "loop"}),
+    "mcp": frozenset({"base", "tools"}),
     "config": frozenset({"base", "tools", "mcp"}),
-    "runtime": frozenset({"base", "tools", "builtin", "loop", "mcp", "config"}),
+    "runtime": frozenset({"base", "tools", "builtin", "mcp", "config"}),
     "demo": frozenset({"base", "tools", "mcp", "config"}),
-    "robot": _RUNTIME_AND_BELOW | {"content"},
     GATEWAY_PROTOCOL: _RUNTIME_AND_BELOW,
     "cluster": _RUNTIME_AND_BELOW | {GATEWAY_PROTOCOL},
-    "gateway": _RUNTIME_AND_BELOW | {"content", "cluster", GATEWAY_PROTOCOL},
-    "cli": _PRODUCT - {"robot"},
+    "gateway": _RUNTIME_AND_BELOW | {"cluster", GATEWAY_PROTOCOL},
+    "cli": _PRODUCT,
     "facade": _PRODUCT | {"testing"},  # only under TYPE_CHECKING: see test_the_product_never_imports_testing
     "testing": _PRODUCT,
 }
@@ -103,10 +96,6 @@ ALLOWED_CYCLES: frozenset[tuple[str, ...]] = frozenset(
 # issue 20 proposes where; the integrator moves them).
 ALLOWED_UNGROUPED: frozenset[str] = frozenset(
     [
-        "actors.content",
-        "actors.loop",
-        "actors.procfs",
-        "actors.robotlib",
     ]
 )
 # What may stay at the top: the package, python -m, its name loader and the user's config file.

@@ -18,9 +18,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from actors.config import load_config
-from actors.loop import EventLoop
 from actors.mcp.auth import STATE_DIR_ENV, LoginResult, TokenStore, login, oauth_provider
 from actors.mcp.config import ServerConfig
+from actors.mcp.loop import EventLoop
 from actors.mcp.tls import default_ssl_context
 from tests.servers.http import HTTPServer
 

@@ -16,7 +16,6 @@ import anyio.to_thread
 import pytest
 from mcp import Client
 
-from actors.loop import EventLoop
 from actors.mcp.adapter import classify
 from actors.mcp.auth import (
     AuthRefused,
@@ -28,6 +27,7 @@ from actors.mcp.auth import (
     oauth_provider,
 )
 from actors.mcp.auth.store import StoredLogin
+from actors.mcp.loop import EventLoop
 from actors.tools.errors import ErrorType
 from tests.auth.conftest import (
     CLIENT_ID,

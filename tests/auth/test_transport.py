@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from actors.config import load_config
-from actors.loop import EventLoop
 from actors.mcp.adapter import classify
 from actors.mcp.auth import AuthError, AuthRefused, LoginRequired, TokenStore, oauth_provider
 from actors.mcp.config import ServerConfig
+from actors.mcp.loop import EventLoop
 from actors.mcp.sdk_transport import SDKTransport
 from actors.tools.errors import ErrorType
 from tests.auth.conftest import NAMESPACE, OAuthServer, log_in

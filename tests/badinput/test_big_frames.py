@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.shared.message import SessionMessage
 
-from actors.loop import OFFLOAD_THREAD_NAME, EventLoop
 from actors.mcp import frames, stdio_stream
 from actors.mcp.frames import (
     BIG_FRAME_BYTES,
@@ -32,6 +31,7 @@ from actors.mcp.frames import (
     parse_line,
     parse_off_loop,
 )
+from actors.mcp.loop import OFFLOAD_THREAD_NAME, EventLoop
 from actors.mcp.stdio_process import StdioProcess
 
 BIG_TEXT = "x" * (2 * BIG_FRAME_BYTES)

@@ -55,8 +55,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from actors import Runtime, ToolResult, procfs
+from actors import Runtime, ToolResult
 from actors.runtime.messages import CallTool, GetStatus, ListTools
+from actors.testing import procfs
 from actors.tools import ErrorType
 from tests.conftest import child_pids, wait_until
 from tests.runtime.conftest import config, stdio_server

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from actors import procfs
+from actors.testing import procfs
 from tests.chaos.harness import KILLABLE, MAX_RESTARTS_BROKEN, ChaosPlan, run_chaos, summary
 from tests.conftest import wait_until
 from tests.runtime.conftest import ROOT

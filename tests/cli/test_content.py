@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from actors.cli import ProgressBar
-from actors.content import ContentText, size_text
+from actors.mcp.content import ContentText, size_text
 
 
 def b64(data: bytes) -> str:

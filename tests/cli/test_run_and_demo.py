@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from actors import procfs
 from actors.cli import main
+from actors.testing import procfs
 from actors.tools import ErrorType
 from tests.conftest import wait_until
 from tests.runtime.conftest import stdio_server

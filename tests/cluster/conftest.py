@@ -33,7 +33,7 @@ from mcp import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp_types import CallToolResult, Tool
 
-from actors import procfs
+from actors.testing import procfs
 from tests.conftest import wait_until
 from tests.gateway.conftest import WAIT, GatewayProcess, gateway_env, missing, serve_args
 from tests.runtime.conftest import ROOT

@@ -20,9 +20,9 @@ import pytest
 import redis
 from mcp_types import CallToolResult
 
-from actors import procfs
 from actors.cluster.forward import Forwarder, is_unreachable
 from actors.cluster.lease import LEASE_PREFIX, Leases, redis_client
+from actors.testing import procfs
 from actors.tools import ErrorType
 from tests.cluster.conftest import WAIT, RedisServer, Replica, ReplicaFactory, RoundRobin
 from tests.conftest import wait_until

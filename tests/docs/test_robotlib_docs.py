@@ -1,11 +1,11 @@
-"""docs/generated/robotlib.html (libdoc) documents every keyword of actors.robotlib."""
+"""docs/generated/robotlib.html (libdoc) documents every keyword of actors.testing.robotlib."""
 
 from __future__ import annotations
 
 import inspect
 from pathlib import Path
 
-from actors.robotlib import robotlib
+from actors.testing.robotlib import robotlib
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "generated" / "robotlib.html"
 

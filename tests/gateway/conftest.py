@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from actors import procfs
+from actors.testing import procfs
 from tests.conftest import wait_until
 from tests.runtime.conftest import ROOT, stdio_server
 from tests.servers.http import free_port

@@ -11,7 +11,7 @@ import anyio
 import mcp_types as types
 import pytest
 
-from actors import procfs
+from actors.testing import procfs
 from tests.gateway_reload.conftest import ERAS, ToolNews
 from tests.gateway_search.gateway_process import (
     KINDS,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass
 
-from actors.loop import EventLoop, LoopLag
+from actors.mcp.loop import EventLoop, LoopLag
 from tests.harness.stall_stacks import StallSampler
 
 __all__ = ["LIMIT", "PROBE_INTERVAL", "Verdict", "freeze_heap", "judge", "settle_heap"]

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from actors.loop import EventLoop
+from actors.mcp.loop import EventLoop
 from tests.harness import calibration
 from tests.harness.lag_report import LIMIT, PROBE_INTERVAL, Verdict, freeze_heap, judge
 from tests.harness.stall_stacks import StallSampler

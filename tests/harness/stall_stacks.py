@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from actors.loop import THREAD_NAME, EventLoop
+from actors.mcp.loop import THREAD_NAME, EventLoop
 
 __all__ = ["Collection", "Scheduling", "Stall", "StallSampler"]
 

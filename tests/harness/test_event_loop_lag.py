@@ -11,7 +11,7 @@ import time
 import anyio
 import pytest
 
-from actors.loop import EventLoop
+from actors.mcp.loop import EventLoop
 
 BLOCK = 0.3
 """How long the tests below block the loop thread on purpose."""
@@ -63,7 +63,7 @@ def test_the_class_default_reaches_loops_created_later(monkeypatch: pytest.Monke
 
 def test_the_library_leaves_the_probe_off() -> None:
     # The harness turns it on (tests/harness/loop_lag.py); the library's own default is off.
-    code = "from actors.loop import EventLoop; print(EventLoop.default_lag_probe_interval)"
+    code = "from actors.mcp.loop import EventLoop; print(EventLoop.default_lag_probe_interval)"
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

@@ -23,7 +23,7 @@ BLOCKING = """
 import time
 import anyio
 import pytest
-from actors.loop import EventLoop
+from actors.mcp.loop import EventLoop
 
 async def block():
     time.sleep(0.4)
@@ -163,7 +163,7 @@ import time
 import anyio
 from behave import given
 
-from actors.loop import EventLoop
+from actors.mcp.loop import EventLoop
 
 
 async def block():

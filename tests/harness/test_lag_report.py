@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from actors.loop import LoopLag
+from actors.mcp.loop import LoopLag
 from tests.harness.lag_report import LIMIT, judge
 from tests.harness.stall_stacks import Collection, Scheduling, Stall, StallSampler
 

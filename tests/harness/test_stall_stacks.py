@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from actors.loop import EventLoop
+from actors.mcp.loop import EventLoop
 from tests.harness.stall_stacks import StallSampler
 
 SPIN = 0.4

@@ -28,8 +28,9 @@ from typing import Any
 
 import pytest
 
-from actors import Runtime, ToolResult, procfs
+from actors import Runtime, ToolResult
 from actors.runtime.messages import CallTool, ListTools
+from actors.testing import procfs
 from tests.conftest import wait_until
 from tests.interop.conftest import config, npm_stdio
 

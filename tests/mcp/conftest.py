@@ -11,7 +11,7 @@ from typing import Any, Literal
 import anyio.to_thread
 import pytest
 
-from actors.loop import EventLoop
+from actors.mcp.loop import EventLoop
 from actors.mcp.sdk_transport import HTTPEndpoint, SDKOptions, SDKTransport, StdioCommand
 from tests.servers.http import REPO_ROOT, HTTPServer
 

@@ -17,8 +17,8 @@ from typing import Any
 import anyio
 import pytest
 
-from actors.loop import THREAD_NAME, EventLoop
 from actors.mcp.config import ServerConfig
+from actors.mcp.loop import THREAD_NAME, EventLoop
 from actors.mcp.sdk_transport import MODERN_PROTOCOL, SDKOptions, SDKTransport, StdioCommand
 from actors.mcp.transport import ClientHandlers, ClientTransport, JSONObject, ServerReplyError
 from tests.mcp.conftest import Recorder, http_transport, stdio_transport

@@ -12,11 +12,11 @@ from typing import Any
 import anyio
 import pytest
 
-from actors import procfs
-from actors.loop import EventLoop
+from actors.mcp.loop import EventLoop
 from actors.mcp.sdk_transport import SDKTransport
 from actors.mcp.sdk_transport.owner import SessionOwner
 from actors.mcp.stdio_process import resolve_command
+from actors.testing import procfs
 from tests.conftest import wait_until
 from tests.mcp.conftest import stdio_transport
 

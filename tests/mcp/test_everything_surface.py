@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from actors.loop import EventLoop
+from actors.mcp.loop import EventLoop
 from actors.mcp.sdk_transport import SDKOptions, SDKTransport, StdioCommand
 from actors.mcp.transport import ClientHandlers, JSONObject, ServerReplyError
 from tests.interop.conftest import node, npm_server

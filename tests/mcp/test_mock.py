@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from actors.loop import EventLoop
 from actors.mcp.config import ServerConfig
+from actors.mcp.loop import EventLoop
 from actors.mcp.transport import ClientTransport, RemotePrompt, RemoteResource, ServerReplyError
 from actors.testing import BlockingAdapter, MockTransport
 from tests.mcp.conftest import Recorder

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from actors.loop import THREAD_NAME, EventLoop
 from actors.mcp import tls
+from actors.mcp.loop import THREAD_NAME, EventLoop
 from actors.mcp.sdk_transport import SDKOptions, SDKTransport, StdioCommand
 from actors.mcp.transport import StartRefused
 from tests.mcp.conftest import http_transport
@@ -140,7 +140,7 @@ def test_a_given_ssl_context_is_used_as_is(
 # the transport module? Only the main thread runs besides the loop, and it waits.
 IMPORTS_SCRIPT = """
 import json, sys
-from actors.loop import EventLoop
+from actors.mcp.loop import EventLoop
 from actors.mcp.sdk_transport import HTTPEndpoint, SDKOptions, SDKTransport, StdioCommand
 from tests.servers.http import HTTPServer
 

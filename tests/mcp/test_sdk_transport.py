@@ -25,7 +25,7 @@ from mcp.client.session import ClientSession
 from mcp_types import INVALID_PARAMS
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from actors.loop import THREAD_NAME, EventLoop
+from actors.mcp.loop import THREAD_NAME, EventLoop
 from actors.mcp.sdk_transport import MODERN_PROTOCOL, SDKOptions, SDKTransport, StdioCommand
 from actors.mcp.transport import CallOutcome, ServerReplyError, Transport
 from tests.conftest import child_pids, wait_until
@@ -555,7 +555,7 @@ def test_mcp_server_time(loop: EventLoop) -> None:
 
 HOST_SCRIPT = """
 import sys, time
-from actors.loop import EventLoop
+from actors.mcp.loop import EventLoop
 from actors.mcp.sdk_transport import SDKOptions, SDKTransport, StdioCommand
 loop = EventLoop.start()
 transport = SDKTransport(StdioCommand(sys.executable, ("-m", "tests.servers.silent_server"), cwd=sys.argv[1]),

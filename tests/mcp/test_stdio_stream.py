@@ -27,8 +27,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from actors import Runtime
-from actors.loop import THREAD_NAME, EventLoop
 from actors.mcp.config import ServerConfig
+from actors.mcp.loop import THREAD_NAME, EventLoop
 from actors.mcp.sdk_transport import SDKOptions, SDKTransport
 from actors.mcp.stdio_process import StdioProcess
 from actors.mcp.stdio_stream import DEFAULT_MAX_MESSAGE_BYTES, _LineCutter, parse_line, stdio_stream

@@ -15,13 +15,13 @@ import pykka
 import pytest
 
 from actors import Runtime
-from actors.procfs import child_pids
 from actors.runtime.answering import AnsweringActor
 from actors.runtime.builtin_actor import BuiltinActor
 from actors.runtime.messages import CallTool, GetStatus, Retire, StartServer
 from actors.runtime.registry import RegistryActor, Route
 from actors.runtime.server import ServerActor
 from actors.testing import MockTransport
+from actors.testing.procfs import child_pids
 from tests.conftest import wait_until
 from tests.runtime.conftest import config, stdio_server
 from tests.runtime.test_supervision import NS, call, entry, repos, runtime, status

@@ -15,7 +15,7 @@ import threading
 import pytest
 
 from actors import Runtime, ToolResult
-from actors.loop import EventLoop
+from actors.mcp.loop import EventLoop
 from actors.runtime.clock import ManualClock
 from actors.runtime.messages import CallTool
 from tests.conftest import wait_until

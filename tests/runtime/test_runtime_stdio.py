@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from actors import Runtime, ToolError, ToolResult, load_config, procfs
+from actors import Runtime, ToolError, ToolResult, load_config
 from actors.runtime.clock import ManualClock
 from actors.runtime.messages import CallTool, GetStatus
+from actors.testing import procfs
 from tests.conftest import child_pids, wait_until
 from tests.runtime.conftest import ROOT, advance_to, armed, config, stdio_server
 

@@ -10,8 +10,8 @@ import pytest
 
 from actors import Runtime
 from actors.mcp.config import ServerConfig
-from actors.procfs import child_pids
 from actors.runtime.schema_cache import SchemaCache
+from actors.testing.procfs import child_pids
 from tests.conftest import wait_until
 from tests.runtime.conftest import config, stdio_server
 

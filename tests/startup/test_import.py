@@ -52,7 +52,7 @@ def test_loading_a_config_and_the_schema_cache_starts_nothing_heavy() -> None:
     )
     assert not _tops(modules) & {*_HEAVY, "pykka"} - {"regex"}, sorted(_tops(modules) & set(_HEAVY))
     assert "actors.runtime.facade" not in modules
-    assert "actors.loop" not in modules
+    assert "actors.mcp.loop" not in modules
 
 
 def test_the_runtime_name_imports_the_actors_but_not_the_sdk() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from actors import Runtime, ToolResult
-from actors.loop import THREAD_NAME as LOOP_THREAD
+from actors.mcp.loop import THREAD_NAME as LOOP_THREAD
 from actors.mcp.sdk_transport import SDKTransport
 from tests.conftest import wait_until
 from tests.interop.conftest import NodeHTTPServer, npm_server, npm_stdio

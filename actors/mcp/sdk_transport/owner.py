@@ -31,9 +31,9 @@ import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from actors.loop import EventLoop
 from actors.mcp.eras import MODERN_PROTOCOL
 from actors.mcp.listen import ListenKinds, ListenStreams
+from actors.mcp.loop import EventLoop
 from actors.mcp.redaction import Redactor
 from actors.mcp.sdk_options import HTTPEndpoint, SDKOptions, StdioCommand
 from actors.mcp.sdk_transport.channel import Prepared, open_channel

@@ -1,4 +1,4 @@
-"""Robot Framework keyword library for mcp-actors: ``Library    actors.robotlib``.
+"""Robot Framework keyword library for mcp-actors: ``Library    actors.testing.robotlib``.
 
 Keywords to drive the tool runtime core, and (once a runtime is started) MCP servers through
 the registry actor, from acceptance suites: tools, resources, prompts and progress.
@@ -24,10 +24,10 @@ from mcp import Client
 from robot.utils import timestr_to_secs  # type: ignore[import-untyped]
 
 from actors.config import load_config
-from actors.content import ContentText
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
-from actors.procfs import is_alive
+from actors.mcp.content import ContentText
 from actors.runtime import Runtime, ServerStatus
+from actors.testing.procfs import is_alive
 from actors.tools import ToolRegistry, ToolResult, ToolRunner, ToolSpec, duration_text
 
 __all__ = ["robotlib"]

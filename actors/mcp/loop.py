@@ -45,7 +45,7 @@ import anyio.abc
 import anyio.to_thread
 from anyio.from_thread import BlockingPortal
 
-from actors.offload import OffloadWorker
+from actors.mcp.offload import OffloadWorker
 
 __all__ = ["OFFLOAD_THREAD_NAME", "THREAD_NAME", "EventLoop", "LoopLag", "offload"]
 
