@@ -254,8 +254,10 @@ def test_the_loop_keeps_ticking_while_a_big_frame_is_parsed() -> None:
     with EventLoop() as loop:
         item, gaps = loop.run(parse_while_ticking, timeout=120)
     assert isinstance(item, SessionMessage) and item.message == parse_line(line).message  # type: ignore[union-attr]
-    # The loop went on: many ticks, none held up for long as the one call holds the GIL.
+    # The loop went on: no tick held up as long as the one call holds the loop. Parsed on the
+    # loop, the worst gap is the whole call and more (1.3 to 1.5 times it here, with the join);
+    # off it, the longest hold left is joining the long string's pieces (0.5 to 0.8 times it).
+    # Relative to the one call, timed on this machine: the same on a fast machine and a slow one.
     assert len(gaps) >= 5, gaps
-    assert max(gaps) < in_one_call / 2, (
-        f"worst tick {max(gaps) * 1000:.0f} ms, one call {in_one_call * 1000:.0f} ms"
-    )
+    worst = max(gaps)
+    assert worst < in_one_call, f"worst tick {worst * 1000:.0f} ms, one call {in_one_call * 1000:.0f} ms"
