@@ -24,3 +24,8 @@ class ServerState(StrEnum):
     """Crashed; the supervisor will start it again after a backoff."""
     FAILED = "failed"
     """Too many restarts; calls fail until an explicit start."""
+
+    def __repr__(self) -> str:
+        # `ServerStatus.state` was a plain string: messages that show it with !r keep showing
+        # 'running', not <ServerState.RUNNING: 'running'>.
+        return repr(self.value)
