@@ -23,7 +23,7 @@ from actors.runtime.clock import Clock
 from actors.runtime.host import HostCalls
 from actors.runtime.messages import CallDone, CallTool, Complete, GetPrompt, ReadResource, ServerRequest
 from actors.runtime.owner import OwnerCheck
-from actors.runtime.refusals import answer_refusal
+from actors.runtime.refusals import answer_refusal, span_name
 from actors.runtime.reply import failure, settle
 from actors.runtime.telemetry import end_span, instruments, request_span, run_in
 from actors.runtime.waiting import Waiting
@@ -181,7 +181,7 @@ class Calls:
         put, monotonic = self.completions.put, self.clock.monotonic
         labels = {"namespace": self.namespace, "target": call.target}
         span = request_span(
-            _span_name(self.namespace, call),
+            span_name(call, self.namespace),
             call.trace_context,
             {
                 "mcp_actors.namespace": self.namespace,
@@ -257,18 +257,6 @@ class Calls:
                 return adapter.complete_future(
                     dict(call.ref), dict(call.argument), context, timeout, context=trace
                 )
-
-
-def _span_name(namespace: str, call: ServerRequest) -> str:
-    match call:
-        case CallTool():
-            return f"mcp.call_tool {namespace}/{call.tool}"
-        case ReadResource():
-            return f"mcp.read_resource {namespace}"
-        case GetPrompt():
-            return f"mcp.get_prompt {namespace}/{call.prompt}"
-        case Complete():
-            return f"mcp.complete {namespace}"
 
 
 def _progress(host: HostCalls | None, call: CallTool) -> Any:

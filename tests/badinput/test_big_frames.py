@@ -213,51 +213,34 @@ def test_a_big_frame_goes_off_the_loop_thread_and_a_small_one_stays_on_it(
     assert encoded_big == [OFFLOAD_THREAD_NAME]
 
 
-def _waited_for_cpu() -> float:
-    """Seconds the calling thread has spent ready to run but waiting for a CPU (Linux), else 0."""
-    try:
-        with open("/proc/thread-self/schedstat") as stats:
-            return int(stats.read().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0
-
-
 def test_the_loop_keeps_ticking_while_a_big_frame_is_parsed() -> None:
     line = _response({"content": [{"type": "text", "text": "t" * (16 * 1024 * 1024)}]})
     parts = [line[i : i + 256 * 1024] for i in range(0, len(line), 256 * 1024)]
-    # The same frame in one call, before the loop runs (it would lag it): the time it holds the GIL.
-    started = time.perf_counter()
-    assert isinstance(parse_line(line), SessionMessage)
-    in_one_call = time.perf_counter() - started
 
-    async def parse_while_ticking() -> tuple[SessionMessage | Exception, list[float]]:
-        gaps: list[float] = []
+    async def parse_while_ticking() -> tuple[SessionMessage | Exception, list[float], float, float]:
+        ticks: list[float] = []
         done = anyio.Event()
 
         async def tick() -> None:
-            # Each gap less the time the loop thread waited for a CPU (a busy machine's doing,
-            # as the loop-lag watchdog counts it): what is left is the loop held up.
-            last, waited = time.perf_counter(), _waited_for_cpu()
             while not done.is_set():
-                await anyio.sleep(0.002)
-                now, now_waited = time.perf_counter(), _waited_for_cpu()
-                gaps.append(now - last - (now_waited - waited))
-                last, waited = now, now_waited
+                await anyio.sleep(0.001)
+                ticks.append(time.perf_counter())
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(tick)
-            await anyio.sleep(0.01)
+            await anyio.sleep(0.005)
+            began = time.perf_counter()
             item = await parse_off_loop(parts)
+            ended = time.perf_counter()
             done.set()
-        return item, gaps
+        return item, ticks, began, ended
 
     with EventLoop() as loop:
-        item, gaps = loop.run(parse_while_ticking, timeout=120)
+        item, ticks, began, ended = loop.run(parse_while_ticking, timeout=120)
     assert isinstance(item, SessionMessage) and item.message == parse_line(line).message  # type: ignore[union-attr]
-    # The loop went on: no tick held up as long as the one call holds the loop. Parsed on the
-    # loop, the worst gap is the whole call and more (1.3 to 1.5 times it here, with the join);
-    # off it, the longest hold left is joining the long string's pieces (0.5 to 0.8 times it).
-    # Relative to the one call, timed on this machine: the same on a fast machine and a slow one.
-    assert len(gaps) >= 5, gaps
-    worst = max(gaps)
-    assert worst < in_one_call, f"worst tick {worst * 1000:.0f} ms, one call {in_one_call * 1000:.0f} ms"
+    # The loop ran other tasks while the frame was parsed. Parsed on the loop, no tick could run
+    # between the parse's start and its end; off it, the loop gets the GIL back between pieces.
+    # A count of events, not a time: the same on a fast machine and a slow one. (How long the
+    # loop may be held at worst is the loop-lag watchdog's to say, in test_oversized.py.)
+    during = [t for t in ticks if began < t < ended]
+    assert len(during) >= 3, f"{len(during)} ticks in the {(ended - began) * 1000:.0f} ms of the parse"
