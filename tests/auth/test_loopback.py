@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from actors.config import load_config
 from actors.mcp.auth import AuthError, LoopbackRedirect, TokenStore, oauth_provider
-from actors.mcp.auth.provider import _KeyFileAssertion
+from actors.mcp.auth.client_assertion import KeyFileAssertion
 from actors.mcp.config import ServerConfig
 from tests.servers.http import free_port
 
@@ -160,7 +160,7 @@ def test_the_assertion_is_signed_with_the_key_files_algorithm(
     )
     path = tmp_path / "key.pem"
     path.write_bytes(pem)
-    signer = _KeyFileAssertion("client-1", str(path))
+    signer = KeyFileAssertion("client-1", str(path))
     token = anyio.run(signer, "https://auth.example.com")
     header = jwt.get_unverified_header(token)
     claims = jwt.decode(token, key.public_key(), algorithms=[algorithm], audience="https://auth.example.com")  # type: ignore[attr-defined]
@@ -174,11 +174,11 @@ def test_the_assertion_is_signed_with_the_key_files_algorithm(
 
 def test_each_grant_builds_its_sdk_provider(tmp_path: Path) -> None:
     store = TokenStore(tmp_path / "tokens.json")
-    assert type(oauth_provider(remote(), store)).__name__ == "_AuthorizationCode"
+    assert type(oauth_provider(remote(), store)).__name__ == "AuthorizationCode"
     basic = remote(
         {"grant": "client_credentials", "clientId": "c", "clientSecret": "s", "issuer": "https://a.example"}
     )
-    assert type(oauth_provider(basic, store)).__name__ == "_ClientCredentials"
+    assert type(oauth_provider(basic, store)).__name__ == "ClientCredentials"
     jwt_grant = remote(
         {
             "grant": "client_credentials",
@@ -187,7 +187,7 @@ def test_each_grant_builds_its_sdk_provider(tmp_path: Path) -> None:
             "issuer": "https://a.example",
         }
     )
-    assert type(oauth_provider(jwt_grant, store)).__name__ == "_PrivateKeyJWT"
+    assert type(oauth_provider(jwt_grant, store)).__name__ == "PrivateKeyJWT"
     enterprise = remote(
         {"grant": "identity_assertion", "clientId": "c", "clientSecret": "s", "issuer": "https://a.example"}
     )
