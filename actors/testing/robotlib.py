@@ -9,26 +9,20 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-import anyio
-import mcp_types as types
-from mcp import Client
 from robot.utils import timestr_to_secs  # type: ignore[import-untyped]
 
 from actors.config import load_config
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
-from actors.mcp.content import ContentText
 from actors.runtime import Runtime, ServerStatus
 from actors.testing.procfs import is_alive
-from actors.tools import ToolRegistry, ToolResult, ToolRunner, ToolSpec, duration_text
+from actors.testing.robot_core import ToolCoreKeywords
+from actors.testing.robot_gateway import GatewayKeywords
+from actors.tools import ToolResult, duration_text
 
 __all__ = ["robotlib"]
 
@@ -45,15 +39,14 @@ def _json_or_text(value: str) -> Any:
         return value
 
 
-class robotlib:
-    """Keywords for the tool runtime core and the MCP actor runtime."""
+class robotlib(ToolCoreKeywords, GatewayKeywords):
+    """Keywords for the MCP actor runtime, the tool runtime core (`ToolCoreKeywords`) and the
+    gateway (`GatewayKeywords`)."""
 
     ROBOT_LIBRARY_SCOPE = "SUITE"
 
     def __init__(self) -> None:
-        self._registry = ToolRegistry()
-        self._runner = ToolRunner(self._registry)
-        self._last: ToolResult | None = None
+        super().__init__()
         self._runtime: Runtime | None = None
         self._pids: set[int] = set()
         """Every server process seen in this suite."""
@@ -291,169 +284,3 @@ class robotlib:
         if self._runtime is None:
             raise AssertionError("no runtime is running: use Start Runtime first")
         return self._runtime
-
-    # ---- the tool runtime core -------------------------------------------------------
-
-    def register_python_tool(self, name: str, expression: str, input_schema: str = "") -> None:
-        """Register tool ``name`` whose output is ``{"result": eval(expression)}``.
-
-        The expression sees the validated inputs as ``inputs``. Only for acceptance suites.
-        """
-        code = compile(expression, f"<tool {name}>", "eval")
-
-        def handler(inputs: dict[str, Any]) -> Any:
-            return eval(code, {"__builtins__": __builtins__}, {"inputs": inputs})
-
-        schema = json.loads(input_schema) if input_schema else {"type": "object"}
-        self._registry.register(ToolSpec(name=name, input_schema=schema, handler=handler))
-
-    def registered_tools_should_be(self, *names: str) -> None:
-        """Fail unless exactly ``names`` are registered (in any order)."""
-        have = sorted(t.name for t in self._registry.list())
-        if have != sorted(names):
-            raise AssertionError(f"registered tools are {have}, expected {sorted(names)}")
-
-    def execute_tool(self, name: str, arguments: str = "{}") -> ToolResult:
-        """Run a tool of the core registry with JSON ``arguments``; return its `ToolResult`."""
-        self._last = self._runner.execute(name, json.loads(arguments))
-        return self._last
-
-    def last_result_should_succeed(self) -> None:
-        result = self._require_last()
-        if not result.success:
-            raise AssertionError(f"tool failed: {result.error_type}: {result.error}")
-
-    def last_result_should_fail_with(self, error_type: str, message_part: str = "") -> None:
-        """Fail unless the last result failed with ``error_type`` and mentions ``message_part``."""
-        result = self._require_last()
-        if result.success:
-            raise AssertionError(f"tool succeeded with {result.output}, expected {error_type}")
-        if result.error_type != error_type:
-            raise AssertionError(f"error type is {result.error_type!r}, expected {error_type!r}")
-        if message_part not in (result.error or ""):
-            raise AssertionError(f"error {result.error!r} does not mention {message_part!r}")
-
-    def last_output_should_be(self, expected_json: str) -> None:
-        """Fail unless the last result's output equals the JSON ``expected_json``."""
-        result = self._require_last()
-        if result.output != json.loads(expected_json):
-            raise AssertionError(f"output is {result.output}, expected {expected_json}")
-
-    def _last_lines(self, field: str, keyword: str) -> str:
-        result = self._require_last()
-        if not result.success:
-            raise AssertionError(f"{keyword} failed: {result.error_type}: {result.error}")
-        items = (result.output or {}).get(field)
-        if not isinstance(items, list):
-            raise AssertionError(f"the last result has no {field} (use {keyword} first)")
-        text = ContentText()
-        lines = text.contents(items) if field == "contents" else text.messages(items)
-        return "\n".join(lines)
-
-    def _require_last(self) -> ToolResult:
-        if self._last is None:
-            raise AssertionError("no tool has been called yet")
-        return self._last
-
-    # ---- the gateway (mcp-actors serve over Streamable HTTP) --------------------------------
-
-    _gateway: subprocess.Popen[bytes] | None = None
-    _gateway_port = 0
-    _gateway_result: types.CallToolResult | None = None
-
-    def start_gateway(self, config: str, *options: str, timeout: str | float = "60 s") -> str:
-        """Start ``mcp-actors serve --config CONFIG --http 127.0.0.1:PORT [OPTIONS]`` on a free
-        port; wait until ``/healthz`` answers. Returns the MCP endpoint's URL."""
-        self.stop_gateway()
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self._gateway_port = int(probe.getsockname()[1])
-        address = f"127.0.0.1:{self._gateway_port}"
-        command = [sys.executable, "-m", "actors", "serve", "--config", config, "--http", address, *options]
-        self._gateway = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        deadline = time.monotonic() + timestr_to_secs(timeout)
-        while True:
-            if self._gateway.poll() is not None:
-                raise AssertionError(f"the gateway exited with status {self._gateway.returncode}")
-            try:
-                self.gateway_health()
-                return f"http://{address}/mcp"
-            except OSError:
-                if time.monotonic() > deadline:
-                    self.stop_gateway()
-                    raise AssertionError(f"the gateway did not serve within {timeout}") from None
-                time.sleep(0.05)
-
-    def stop_gateway(self) -> None:
-        """Stop the gateway (SIGTERM) and fail unless it stopped cleanly (exit status 0)."""
-        process, self._gateway = self._gateway, None
-        if process is None:
-            return
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(30)
-                raise AssertionError("the gateway did not stop within 30 s of SIGTERM") from None
-        if process.returncode != 0:
-            raise AssertionError(f"the gateway exited with status {process.returncode}")
-
-    def gateway_health(self) -> dict[str, Any]:
-        """What the gateway's ``/healthz`` says: ``{"status": "ok", "servers": {ns: {"state": ...}}}``."""
-        url = f"http://127.0.0.1:{self._require_gateway()}/healthz"
-        with urllib.request.urlopen(url, timeout=10) as response:
-            health: dict[str, Any] = json.loads(response.read())
-        return health
-
-    def gateway_server_state_should_be(self, namespace: str, state: str) -> None:
-        """Fail unless ``/healthz`` reports ``namespace`` in ``state`` (idle, running, ...)."""
-        servers = self.gateway_health()["servers"]
-        actual = servers.get(namespace, {}).get("state")
-        if actual != state:
-            raise AssertionError(f"{namespace} is {actual}, expected {state} (healthz: {servers})")
-
-    def list_gateway_tools(self, era: str = "legacy") -> list[str]:
-        """The tool names the gateway lists to an MCP client (the SDK's) in ``era``."""
-
-        async def listed() -> list[str]:
-            async with Client(self._gateway_url(), mode=era) as client:
-                return [tool.name for tool in (await client.list_tools()).tools]
-
-        return anyio.run(listed)
-
-    def gateway_tools_should_include(self, *names: str) -> None:
-        """Fail unless the gateway lists every one of ``names``."""
-        listed = self.list_gateway_tools()
-        missing = [name for name in names if name not in listed]
-        if missing:
-            raise AssertionError(f"the gateway does not list {missing}; it lists {listed}")
-
-    def call_gateway_tool(self, name: str, arguments: str = "{}", era: str = "legacy") -> str:
-        """Call a tool through the gateway as an MCP client; returns its text (also when it
-        is an error result: check with `Gateway Result Should Succeed`)."""
-
-        async def called() -> types.CallToolResult:
-            async with Client(self._gateway_url(), mode=era) as client:
-                return await client.call_tool(name, json.loads(arguments))
-
-        self._gateway_result = anyio.run(called)
-        return "\n".join(
-            block.text for block in self._gateway_result.content if isinstance(block, types.TextContent)
-        )
-
-    def gateway_result_should_succeed(self) -> None:
-        """Fail if the last `Call Gateway Tool` gave an error result."""
-        if self._gateway_result is None:
-            raise AssertionError("no tool has been called through the gateway yet")
-        if self._gateway_result.is_error:
-            raise AssertionError(f"the call failed: {self._gateway_result.content}")
-
-    def _gateway_url(self) -> str:
-        return f"http://127.0.0.1:{self._require_gateway()}/mcp"
-
-    def _require_gateway(self) -> int:
-        if self._gateway is None:
-            raise AssertionError("no gateway is running: use Start Gateway first")
-        return self._gateway_port
