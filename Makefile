@@ -38,8 +38,12 @@ typecheck: $(STAMP)
 
 # Every machine runs what CI runs: a skip or xfail not listed in tests/allowed-skips.txt fails
 # the run (tests/harness/skips.py), and so does a run that collects no test (exit status 5).
+# Two workers (pytest-xdist), a test file each at a time: most tests wait on server processes,
+# so two keep two cores busy; module fixtures stay with their file. PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 2
 pytest: $(STAMP)
-	status=0; $(BIN)/pytest -q || status=$$?; \
+	status=0; $(BIN)/pytest -q $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile) \
+	  || status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make pytest: pytest collected no tests" >&2; fi; \
 	exit $$status
 

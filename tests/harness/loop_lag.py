@@ -4,8 +4,10 @@ Every `EventLoop` created while pytest runs probes its own lag every 10 ms (loop
 runtimes and adapters start and stop on their own included): the probe's sleep ends late when
 something blocks the loop thread (an import, a file read, a long parse), which stalls every
 server at once. The worst lag of each test is checked when the test's fixtures are torn down;
-lag outside any test (module fixtures, the end of the session) fails the run too. How a lag is
-judged and reported (and when an overloaded machine excuses it) is in `tests.harness.lag_report`.
+lag outside any test (module fixtures, the end of the session) fails the run too; under
+pytest-xdist each worker hands what it saw outside tests to the controller, which fails the run.
+How a lag is judged and reported (and when an overloaded machine excuses it) is in
+`tests.harness.lag_report`.
 
 A test that holds the loop on purpose may raise its own limit, with a reason:
 ``@pytest.mark.loop_lag(limit=2.0, reason="...")``. Such tests are listed in docs/testing.md;
@@ -30,6 +32,8 @@ _saved_interval = pytest.StashKey[float | None]()
 _outside = pytest.StashKey[list[str]]()
 _excused = pytest.StashKey[list[str]]()
 _sampler = pytest.StashKey[StallSampler]()
+_WORKER_OUTPUT = "loop_lag"
+"""The key of an xdist worker's ``workeroutput`` that carries its lags outside tests."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -113,8 +117,24 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         "after the last test",
         judge(EventLoop.reset_worst_lag(), LIMIT, config.stash.get(_sampler, None)),
     )
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: its exit status is not the run's
+        workeroutput[_WORKER_OUTPUT] = {"outside": config.stash[_outside], "excused": config.stash[_excused]}
     if config.stash.get(_outside, []) and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """On the xdist controller: keep what a finished worker saw outside its tests."""
+    seen = getattr(node, "workeroutput", {}).get(_WORKER_OUTPUT)
+    config = getattr(node, "config", None)
+    if seen is None or not isinstance(config, pytest.Config):
+        return
+    name = getattr(node, "gateway", None)
+    worker = getattr(name, "id", "a worker")
+    config.stash[_outside].extend(f"[{worker}] {line}" for line in seen["outside"])
+    config.stash[_excused].extend(f"[{worker}] {line}" for line in seen["excused"])
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

@@ -65,6 +65,29 @@ def test_the_watchdog_fails_a_test_that_blocks_the_loop(inner: pytest.Pytester) 
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+MODULE_FIXTURE_BLOCKING = """
+import pytest
+from test_lag import run_blocking
+
+@pytest.fixture(scope="module")
+def blocked():
+    run_blocking()
+
+def test_after_a_blocking_module_fixture(blocked):
+    pass
+"""
+
+
+@pytest.mark.timeout(180)
+def test_under_xdist_a_lag_outside_tests_on_a_worker_fails_the_run(inner: pytest.Pytester) -> None:
+    inner.makepyfile(test_lag=BLOCKING, test_module_fixture=MODULE_FIXTURE_BLOCKING)
+    result = inner.runpytest_subprocess(*PLUGINS, "-q", "-n", "2", "--dist", "loadfile", "test_module_fixture.py")
+    # The test itself passed: only the lag the worker handed over fails the run.
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*event loop lag outside tests*", "LAG [[]gw*before*test_after_a_blocking*"])
+
+
 @pytest.mark.timeout(180)
 def test_a_loop_lag_marker_needs_a_reason(inner: pytest.Pytester) -> None:
     inner.makepyfile(
