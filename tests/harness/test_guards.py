@@ -81,7 +81,8 @@ def test_after_a_blocking_module_fixture(blocked):
 @pytest.mark.timeout(180)
 def test_under_xdist_a_lag_outside_tests_on_a_worker_fails_the_run(inner: pytest.Pytester) -> None:
     inner.makepyfile(test_lag=BLOCKING, test_module_fixture=MODULE_FIXTURE_BLOCKING)
-    result = inner.runpytest_subprocess(*PLUGINS, "-q", "-n", "2", "--dist", "loadfile", "test_module_fixture.py")
+    xdist = ("-n", "2", "--dist", "loadfile")
+    result = inner.runpytest_subprocess(*PLUGINS, "-q", *xdist, "test_module_fixture.py")
     # The test itself passed: only the lag the worker handed over fails the run.
     result.assert_outcomes(passed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
