@@ -3,9 +3,11 @@
 A lag over the limit fails, and the report says what the loop was doing meanwhile (see
 `StallSampler`). One part of a lag is not the code's doing: time the loop thread spent ready
 to run but waiting for a CPU, by the kernel's own account (Linux ``schedstat``), because the
-machine was overloaded. That part is not held against the test; such a lag is reported as
-excused, with its numbers. Lag spent running on the loop, or blocked (on the GIL held by
-another thread, on a blocking call) always counts.
+machine was overloaded; and, of the time it was blocked, as much as one other thread of the
+process waited for a CPU meanwhile (a thread taken off its CPU while it holds the GIL blocks
+the loop until it runs again). That part is not held against the test; such a lag is reported
+as excused, with its numbers. Lag spent running on the loop, or blocked by a thread that holds
+the GIL while it runs (or in a blocking call), always counts.
 """
 
 from __future__ import annotations
@@ -46,13 +48,21 @@ def judge(
         return Verdict(True, text + ": something blocked the loop thread")
     span = (worst.at - worst.seconds - PROBE_INTERVAL, worst.at)
     scheduling = sampler.scheduling_between(*span)
-    waited = scheduling.waiting_for_cpu if scheduling is not None else 0.0
-    failed = worst.seconds - waited > limit
+    excused = 0.0
+    if scheduling is not None:
+        blocked = max(0.0, worst.seconds - scheduling.on_cpu - scheduling.waiting_for_cpu)
+        excused = scheduling.waiting_for_cpu + min(blocked, scheduling.other_waiting_for_cpu)
+    failed = worst.seconds - excused > limit
     if scheduling is not None:
         text += (
-            f"; meanwhile the loop thread ran {_ms(scheduling.on_cpu)} on a CPU, waited {_ms(waited)} for "
-            "one, and was blocked (on the GIL, or in a call) the rest"
+            f"; meanwhile the loop thread ran {_ms(scheduling.on_cpu)} on a CPU, waited "
+            f"{_ms(scheduling.waiting_for_cpu)} for one, and was blocked (on the GIL, or in a call) the rest"
         )
+        if scheduling.other:
+            text += (
+                f"; the longest another thread ({scheduling.other}) waited for a CPU around it: "
+                f"{_ms(scheduling.other_waiting_for_cpu)}"
+            )
     text += ": something blocked the loop thread" if failed else ": the machine was too busy to run it"
     for stall in sampler.stalls_between(*span):
         text += f"\nwhile it lagged, for {_ms(stall.seconds)}, the loop thread was in:\n{stall.stack}"

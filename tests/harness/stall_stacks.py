@@ -13,12 +13,15 @@ ran meanwhile (a collection holds the GIL from start to end, whichever thread tr
 It also reads the loop threads' scheduler statistics (Linux ``schedstat``): how long a loop
 thread ran on a CPU and how long it waited for one. Lag spent waiting for a CPU is the
 machine being overloaded; lag spent on a CPU is work on the loop; neither is the loop
-thread blocked (on the GIL, or in a blocking call).
+thread blocked (on the GIL, or in a blocking call). Every `others_every` samples it reads
+those of the process's other threads too: a thread that holds the GIL and is taken off its
+CPU by an overloaded machine blocks the loop for as long as it waits to run again.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import threading
 import time
@@ -75,6 +78,10 @@ class Scheduling:
 
     on_cpu: float
     waiting_for_cpu: float
+    other_waiting_for_cpu: float = 0.0
+    """The longest any one other thread of the process waited for a CPU around the span."""
+    other: str = ""
+    """That thread's name."""
 
 
 def _schedstat(native_id: int) -> tuple[int, int] | None:
@@ -104,8 +111,12 @@ def _idle(frame: FrameType | None) -> bool:
 class StallSampler:
     """Samples the loop threads; `stalls_between` answers which stalls overlap a time span."""
 
-    def __init__(self, interval: float = 0.005, min_stall: float = 0.05, keep: int = 200) -> None:
+    def __init__(
+        self, interval: float = 0.005, min_stall: float = 0.05, keep: int = 200, others_every: int = 10
+    ) -> None:
         self.interval = interval
+        self.others_every = others_every
+        self._samples = 0
         self.min_stall = min_stall
         self._keep = keep
         self._stalls: list[Stall] = []
@@ -118,6 +129,9 @@ class StallSampler:
         self._collecting: float | None = None
         # (time, thread, ns on a CPU, ns waiting for one) of the loop threads: about 150 s.
         self._sched: deque[tuple[float, int, int, int]] = deque(maxlen=30_000)
+        # The same of the other threads, every `others_every` samples: (time, thread, cpu, wait).
+        self._others: deque[tuple[float, int, int, int]] = deque(maxlen=60_000)
+        self._names: dict[int, str] = {}
 
     def start(self) -> StallSampler:
         gc.callbacks.append(self._on_gc)
@@ -143,23 +157,23 @@ class StallSampler:
         ]
 
     def scheduling_between(self, start: float, end: float) -> Scheduling | None:
-        """How the loop threads spent ``start``..``end`` (None without samples after ``start``).
+        """How the loop threads spent ``start``..``end`` (None without samples after ``start``),
+        and the longest wait for a CPU of one other thread around it.
 
         Each thread counts from its last sample before ``start`` (from zero if it has none: it
         was born in the span) to its first sample after ``end`` (its last one if it ended first).
         """
-        base: dict[int, tuple[int, int]] = {}
-        top: dict[int, tuple[int, int, float]] = {}
-        for at, thread, cpu, wait in list(self._sched):
-            if at <= start:
-                base[thread] = (cpu, wait)
-            elif thread not in top or top[thread][2] < end:
-                top[thread] = (cpu, wait, at)
-        if not top:
+        loops = _deltas(list(self._sched), start, end)
+        if not loops:
             return None
-        on_cpu = sum(top[t][0] - base.get(t, (0, 0))[0] for t in top) / 1e9
-        waiting = sum(top[t][1] - base.get(t, (0, 0))[1] for t in top) / 1e9
-        return Scheduling(on_cpu, waiting)
+        others = _deltas(list(self._others), start, end)
+        longest = max(others, key=lambda t: others[t][1], default=None)
+        return Scheduling(
+            sum(cpu for cpu, _ in loops.values()) / 1e9,
+            sum(wait for _, wait in loops.values()) / 1e9,
+            others[longest][1] / 1e9 if longest is not None else 0.0,
+            self._names.get(longest, str(longest)) if longest is not None else "",
+        )
 
     def _on_gc(self, phase: str, info: dict[str, int]) -> None:
         # Runs inside the collecting thread; appending to a deque needs no lock.
@@ -202,10 +216,14 @@ class StallSampler:
             frames.clear()
 
     def _note(self, frames: dict[int, FrameType], now: float, gap: float) -> None:
-        loops = {t.ident: t for t in threading.enumerate() if _is_loop(t) and t.ident}
+        threads = threading.enumerate()
+        loops = {t.ident: t for t in threads if _is_loop(t) and t.ident}
         for loop_thread in loops.values():
             if loop_thread.native_id is not None and (stat := _schedstat(loop_thread.native_id)):
                 self._sched.append((now, loop_thread.native_id, *stat))
+        self._samples += 1
+        if self._samples % self.others_every == 0:
+            self._note_others(now, threads, {t.native_id for t in loops.values()})
         if gap > self.min_stall + self.interval and loops:
             self._record(Stall(now - gap, now, _gil_held(frames, set(loops)), 1))
         for ident in list(self._busy):
@@ -219,6 +237,20 @@ class StallSampler:
             stacks = self._busy.setdefault(ident, (now, Counter()))[1]
             stacks[_stack(frame)] += 1
 
+    def _note_others(self, now: float, threads: list[threading.Thread], loops: set[int | None]) -> None:
+        # Kept after a thread ends (a lag is judged after it), within bounds.
+        if len(self._names) > 10_000:
+            self._names.clear()
+        self._names.update({t.native_id: t.name for t in threads if t.native_id is not None})
+        try:
+            tasks = os.listdir("/proc/self/task")
+        except OSError:
+            return
+        for task in tasks:
+            native_id = int(task)
+            if native_id not in loops and (stat := _schedstat(native_id)):
+                self._others.append((now, native_id, *stat))
+
     def _finish(self, ident: int, now: float) -> None:
         busy = self._busy.pop(ident, None)
         if busy is None:
@@ -231,6 +263,24 @@ class StallSampler:
         with self._lock:
             self._stalls.append(stall)
             del self._stalls[: -self._keep]
+
+
+def _deltas(
+    samples: list[tuple[float, int, int, int]], start: float, end: float
+) -> dict[int, tuple[int, int]]:
+    """Per thread: (ns on a CPU, ns waiting for one) from its last sample at or before
+    ``start`` (zero if none) to its first sample after ``end`` (its last if it ended first)."""
+    base: dict[int, tuple[int, int]] = {}
+    top: dict[int, tuple[int, int, float]] = {}
+    for at, thread, cpu, wait in samples:
+        if at <= start:
+            base[thread] = (cpu, wait)
+        elif thread not in top or top[thread][2] < end:
+            top[thread] = (cpu, wait, at)
+    return {
+        thread: (cpu - base.get(thread, (0, 0))[0], wait - base.get(thread, (0, 0))[1])
+        for thread, (cpu, wait, _) in top.items()
+    }
 
 
 def _is_loop(thread: threading.Thread) -> bool:

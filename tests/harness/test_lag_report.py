@@ -52,3 +52,19 @@ def test_without_the_kernel_s_numbers_a_lag_fails() -> None:
     assert verdict is not None and verdict.failed
     no_sampler = judge(LAG, LIMIT, None)
     assert no_sampler is not None and no_sampler.failed
+
+
+def test_a_lag_blocked_while_another_thread_waited_for_a_cpu_is_excused_up_to_that_wait() -> None:
+    # Blocked 280 ms; a thread (which may have held the GIL) waited 250 ms to run: excused.
+    busy = Scheduling(on_cpu=0.01, waiting_for_cpu=0.01, other_waiting_for_cpu=0.25, other="actor-b")
+    verdict = judge(LAG, LIMIT, Recorded(busy))
+    assert verdict is not None and not verdict.failed, verdict
+    assert "the longest another thread (actor-b) waited for a CPU around it: 250 ms" in verdict.text
+    # The other thread's wait excuses only time the loop thread was blocked, not time it ran.
+    running = Scheduling(on_cpu=0.25, waiting_for_cpu=0.0, other_waiting_for_cpu=0.3, other="actor-b")
+    ran = judge(LAG, LIMIT, Recorded(running))
+    assert ran is not None and ran.failed
+    # A short wait of another thread excuses no more than itself.
+    brief = Scheduling(on_cpu=0.0, waiting_for_cpu=0.0, other_waiting_for_cpu=0.05, other="actor-b")
+    short = judge(LAG, LIMIT, Recorded(brief))
+    assert short is not None and short.failed

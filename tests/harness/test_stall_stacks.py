@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
 import time
 import weakref
 from collections.abc import Iterator
@@ -80,3 +84,41 @@ def test_the_sampler_keeps_no_frame_alive(sampler: StallSampler) -> None:
     del payload
     time.sleep(0.02)  # a sample taken meanwhile must not hold the returned frame
     assert ref() is None
+
+
+def test_another_thread_s_wait_for_a_cpu_is_measured(sampler: StallSampler) -> None:
+    # A thread of ours and a process that spins, both held to one CPU: the kernel makes the
+    # thread wait for it, as an overloaded machine makes a thread that holds the GIL wait.
+    cpu = min(os.sched_getaffinity(0))
+    spinning = (
+        f"import os, sys, time\nos.sched_setaffinity(0, {{{cpu}}})\nprint('go', flush=True)\n"
+        "end = time.monotonic() + 1.5\nwhile time.monotonic() < end: pass\n"
+    )
+    spinner = subprocess.Popen([sys.executable, "-c", spinning], stdout=subprocess.PIPE, text=True)
+    assert spinner.stdout is not None and spinner.stdout.readline() == "go\n"
+    started = threading.Event()
+
+    def spin() -> None:
+        os.sched_setaffinity(0, {cpu})
+        started.set()
+        end = time.monotonic() + 0.6
+        while time.monotonic() < end:
+            pass
+
+    helper = threading.Thread(target=spin, name="busy-helper")
+    try:
+        with EventLoop(lag_probe_interval=None):
+            helper.start()
+            assert started.wait(10)
+            begun = time.monotonic()
+            helper.join(30)
+            ended = time.monotonic()
+            time.sleep(0.1)  # a sample after the span
+    finally:
+        spinner.kill()
+        spinner.wait(30)
+    scheduling = sampler.scheduling_between(begun, ended)
+    assert scheduling is not None
+    assert scheduling.other == "busy-helper", scheduling
+    # Sharing one CPU with the spinner for 0.6 s it waited (36-150 ms seen; alone: none).
+    assert scheduling.other_waiting_for_cpu >= 0.02, scheduling
