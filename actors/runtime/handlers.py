@@ -48,12 +48,16 @@ class LoginHandlers:
     and a server that needs a login fails at once as ``auth`` (``mcp-actors login NS`` fixes it).
 
     Each runs on a host thread. ``redirect(url)`` sends the user to the authorization URL;
-    ``callback()`` waits for the redirect back and returns ``(code, state)``; ``assertion(audience,
-    resource)`` returns an identity assertion (ID-JAG) for the ``identity_assertion`` grant.
+    ``callback()`` waits for the redirect back and returns ``(code, state, iss)``: the ``code``,
+    ``state`` and ``iss`` parameters of the redirect (None for one it lacks). ``iss`` is the
+    authorization server's RFC 9207 issuer, checked against the one the login expects; a
+    callback that returns only ``(code, state)`` says the redirect carried no ``iss``, which
+    an authorization server that advertises it refuses. ``assertion(audience, resource)``
+    returns an identity assertion (ID-JAG) for the ``identity_assertion`` grant.
     """
 
     redirect: Callable[[str], None] | None = None
-    callback: Callable[[], tuple[str, str | None]] | None = None
+    callback: Callable[[], tuple[str, str | None, str | None] | tuple[str, str | None]] | None = None
     assertion: Callable[[str, str], str] | None = None
     timeout: float = 300.0
     """How long a person has to log in."""

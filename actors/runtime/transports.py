@@ -39,7 +39,7 @@ def sdk_transports(
     from actors.mcp.tls import default_ssl_context  # noqa: PLC0415
 
     store = TokenStore()
-    login_options = _login_options(login or LoginHandlers(), host)
+    host_login = login or LoginHandlers()
 
     context: ssl.SSLContext | None = None
     if any(server.transport != "stdio" for server in servers):
@@ -49,7 +49,7 @@ def sdk_transports(
         answers = client_handlers(config, handlers, host)
         # A fresh OAuth provider per connection (cheap: it reads the store off the loop, when asked).
         auth = (
-            functools.partial(oauth_provider, config, store, **login_options)
+            functools.partial(oauth_provider, config, store, **_login_options(config.name, host_login, host))
             if config.transport != "stdio"
             else None
         )
@@ -60,10 +60,12 @@ def sdk_transports(
     return source
 
 
-def _login_options(login: LoginHandlers, host: HostCalls) -> dict[str, Any]:
+def _login_options(server: str, login: LoginHandlers, host: HostCalls) -> dict[str, Any]:
     """`oauth_provider` keywords for the host's login handlers, each run on a host thread."""
     # Deferred with the rest of the SDK (see sdk_transports); only reached from there.
     from mcp.client.auth import AuthorizationCodeResult  # noqa: PLC0415
+
+    from actors.mcp.auth import AuthError  # noqa: PLC0415
 
     options: dict[str, Any] = {}
     if login.redirect is not None and login.callback is not None:
@@ -73,8 +75,12 @@ def _login_options(login: LoginHandlers, host: HostCalls) -> dict[str, Any]:
             await host.call(send, url, timeout=login.timeout)
 
         async def callback() -> Any:
-            code, state = await host.call(receive, timeout=login.timeout)
-            return AuthorizationCodeResult(code=code, state=state)
+            answer = await host.call(receive, timeout=login.timeout)
+            try:
+                code, state, iss = redirect_parameters(answer)
+            except TypeError as exc:
+                raise AuthError(server, f"{server}: {exc}") from None
+            return AuthorizationCodeResult(code=code, state=state, iss=iss)
 
         options.update(interactive=True, redirect_handler=redirect, callback_handler=callback)
     if login.assertion is not None:
@@ -85,3 +91,20 @@ def _login_options(login: LoginHandlers, host: HostCalls) -> dict[str, Any]:
 
         options["assertion_handler"] = assertion
     return options
+
+
+def redirect_parameters(answer: object) -> tuple[str, str | None, str | None]:
+    """``(code, state, iss)`` of what a host's `LoginHandlers.callback` returned, which is
+    ``(code, state, iss)`` or ``(code, state)``; anything else is the host's mistake."""
+    if isinstance(answer, tuple) and len(answer) in (2, 3):
+        code, state, iss = (*answer, None) if len(answer) == 2 else answer
+        if (
+            isinstance(code, str)
+            and code
+            and all(value is None or isinstance(value, str) for value in (state, iss))
+        ):
+            return code, state, iss
+    raise TypeError(
+        "LoginHandlers.callback must return (code, state, iss) or (code, state): a non-empty code, "
+        f"state and iss each a string or None; it returned {type(answer).__name__}"
+    )

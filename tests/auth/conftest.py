@@ -98,6 +98,7 @@ def oauth_server(oauth_process: HTTPServer) -> Iterator[OAuthServer]:
     server = OAuthServer(oauth_process)
     yield server
     server.control("refuse")  # whatever the test switched on
+    server.control("iss")
 
 
 @pytest.fixture

@@ -150,20 +150,22 @@ class _HostLogin:
     def __init__(self) -> None:
         self.threads: list[str] = []
         self.urls: list[str] = []
-        self._answer: tuple[str, str | None] | None = None
+        self._answer: tuple[str, str | None, str | None] | None = None
+        self.drop_iss = False
+        """Answer ``(code, state)`` as a host written before ``iss`` was passed on would."""
 
     def redirect(self, url: str) -> None:
         self.threads.append(threading.current_thread().name)
         self.urls.append(url)
         location = _redirect_location(url)
         query = urllib.parse.parse_qs(urllib.parse.urlparse(location).query)
-        self._answer = (query["code"][0], query.get("state", [None])[0])
+        self._answer = (query["code"][0], query.get("state", [None])[0], query.get("iss", [None])[0])
 
-    def callback(self) -> tuple[str, str | None]:
+    def callback(self) -> tuple[str, str | None, str | None] | tuple[str, str | None]:
         self.threads.append(threading.current_thread().name)
         assert self._answer is not None, "callback before redirect"
         answer, self._answer = self._answer, None
-        return answer
+        return answer[:2] if self.drop_iss else answer
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -196,3 +198,49 @@ def test_with_the_hosts_login_handlers_the_runtime_logs_in_by_itself(
     # The login is kept: a runtime without handlers uses it.
     with Runtime.start(runtime_config(oauth_server)) as rt:
         assert whoami(rt).success
+
+
+def test_the_issuer_of_the_redirect_reaches_the_login_and_is_checked(
+    oauth_server: OAuthServer, store: TokenStore
+) -> None:
+    # RFC 9207: the authorization server advertises and sends `iss`; the host's callback hands
+    # it on, and the login goes on only when it is the issuer the metadata named.
+    oauth_server.control("iss", mode="right")
+    exchanged = oauth_server.stats()["token:authorization_code"]
+    host = _HostLogin()
+    login = LoginHandlers(redirect=host.redirect, callback=host.callback, timeout=TIMEOUT)
+    with Runtime.start(runtime_config(oauth_server), login=login) as rt:
+        result = whoami(rt)
+        assert result.success, result
+    assert oauth_server.stats()["token:authorization_code"] == exchanged + 1
+    assert store.load(oauth_server.url).tokens is not None
+
+
+@pytest.mark.parametrize("answer", ["wrong", "missing"])
+def test_a_redirect_from_another_issuer_or_without_one_is_auth(
+    oauth_server: OAuthServer, store: TokenStore, answer: str
+) -> None:
+    oauth_server.control("iss", mode="wrong" if answer == "wrong" else "right")
+    exchanged = oauth_server.stats()["token:authorization_code"]
+    host = _HostLogin()
+    host.drop_iss = answer == "missing"
+    login = LoginHandlers(redirect=host.redirect, callback=host.callback, timeout=TIMEOUT)
+    with Runtime.start(runtime_config(oauth_server), login=login) as rt:
+        assert_auth(whoami(rt), "iss")
+    # Refused before the code was exchanged for a token.
+    assert oauth_server.stats()["token:authorization_code"] == exchanged
+    assert store.load(oauth_server.url).tokens is None
+
+
+def test_a_callback_that_answers_nonsense_is_auth_and_names_the_contract(
+    oauth_server: OAuthServer, store: TokenStore
+) -> None:
+    host = _HostLogin()
+
+    def callback() -> Any:
+        host.callback()
+        return {"code": "x"}
+
+    login = LoginHandlers(redirect=host.redirect, callback=callback, timeout=TIMEOUT)
+    with Runtime.start(runtime_config(oauth_server), login=login) as rt:
+        assert_auth(whoami(rt), "LoginHandlers.callback must return (code, state, iss)", "dict")

@@ -119,7 +119,7 @@ class Login:
 
     def __init__(self, context: dict[str, Any]) -> None:
         self.context = context
-        self._answer: tuple[str, str | None] | None = None
+        self._answer: tuple[str, str | None, str | None] | None = None
 
     def redirect(self, authorization_url: str) -> None:
         opener = urllib.request.build_opener(_NoRedirect)
@@ -132,9 +132,10 @@ class Login:
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(location).query)
         if "code" not in query:
             raise RuntimeError(f"the authorization redirect carries no code: {query.get('error')}")
-        self._answer = (query["code"][0], query.get("state", [None])[0])
+        # The redirect's code, state and RFC 9207 issuer, as a browser would bring them back.
+        self._answer = (query["code"][0], query.get("state", [None])[0], query.get("iss", [None])[0])
 
-    def callback(self) -> tuple[str, str | None]:
+    def callback(self) -> tuple[str, str | None, str | None]:
         if self._answer is None:
             raise RuntimeError("no authorization redirect was read")
         answer, self._answer = self._answer, None

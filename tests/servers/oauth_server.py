@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import argparse
 import base64
+import json
 import secrets
 import time
 from collections import Counter
-from urllib.parse import parse_qs, unquote
+from urllib.parse import parse_qs, unquote, urlencode
 
 import uvicorn
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -157,8 +158,10 @@ class Provider:
 
 
 class TestLayer:
-    """ASGI in front of the app: counts responses, refuses ``/mcp`` on demand, and answers the
-    client_credentials grant at ``/token``."""
+    """ASGI in front of the app: counts responses, refuses ``/mcp`` on demand, answers the
+    client_credentials grant at ``/token``, and on demand acts as an authorization server with
+    RFC 9207 issuer identification (``iss``: "right" or "wrong" adds it to every authorization
+    redirect and advertises it in the metadata)."""
 
     def __init__(
         self, app: ASGIApp, provider: Provider, client_id: str, client_secret: str, port: int
@@ -170,6 +173,8 @@ class TestLayer:
         self.refuse: int | None = None
         self.refuse_error = ""
         self.refuse_scope = ""
+        self.iss = ""
+        self.issuer = f"http://127.0.0.1:{port}"
         self.metadata_url = f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -201,6 +206,12 @@ class TestLayer:
 
         if path.startswith("/.well-known/"):
             stats["discovery"] += 1
+        if self.iss and path.startswith("/.well-known/oauth-authorization-server"):
+            await self.app(scope, receive, _iss_advertised(send))
+            return
+        if self.iss and path == "/authorize":
+            await self.app(scope, receive, _iss_added(send, self._iss_value()))
+            return
 
         async def counted(message: Message) -> None:
             if message["type"] == "http.response.start" and path == "/mcp":
@@ -208,6 +219,9 @@ class TestLayer:
             await send(message)
 
         await self.app(scope, receive, counted)
+
+    def _iss_value(self) -> str:
+        return self.issuer if self.iss == "right" else "https://elsewhere.example"
 
     def _client_credentials(self, scope: Scope, form: dict[str, str]) -> Response:
         self.provider.stats["token:client_credentials"] += 1
@@ -223,6 +237,49 @@ class TestLayer:
         token = self.provider.issue(client_id, scopes, form.get("resource"))
         token.refresh_token = None
         return JSONResponse(token.model_dump(exclude_none=True))
+
+
+def _iss_advertised(send: Send) -> Send:
+    """The authorization server's metadata, saying it sends ``iss`` in its redirects."""
+    start: Message | None = None
+    body = b""
+
+    async def rewritten(message: Message) -> None:
+        nonlocal start, body
+        if message["type"] == "http.response.start":
+            start = message
+            return
+        body += message.get("body", b"")
+        if message.get("more_body"):
+            return
+        assert start is not None
+        metadata = {**json.loads(body), "authorization_response_iss_parameter_supported": True}
+        data = json.dumps(metadata).encode()
+        headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(data)).encode()))
+        await send({**start, "headers": headers})
+        await send({"type": "http.response.body", "body": data, "more_body": False})
+
+    return rewritten
+
+
+def _iss_added(send: Send, iss: str) -> Send:
+    """An authorization redirect with ``iss`` among its parameters."""
+
+    async def rewritten(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = []
+            for key, value in message["headers"]:
+                if key.lower() == b"location":
+                    location = value.decode()
+                    sep = "&" if "?" in location else "?"
+                    headers.append((key, f"{location}{sep}{urlencode({'iss': iss})}".encode()))
+                else:
+                    headers.append((key, value))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return rewritten
 
 
 async def _read_body(receive: Receive) -> bytes:
@@ -304,6 +361,11 @@ def build(port: int, token_lifetime: int, client_id: str, client_secret: str, re
         uri = request.query_params["uri"]
         fields = {**provider.clients[client_id].model_dump(), "redirect_uris": [uri]}
         provider.clients[client_id] = OAuthClientInformationFull.model_validate(fields)
+        return JSONResponse({"ok": True})
+
+    @server.custom_route("/control/iss", methods=["POST"])
+    async def iss(request: Request) -> Response:
+        layer.iss = request.query_params.get("mode", "")
         return JSONResponse({"ok": True})
 
     @server.custom_route("/control/stats", methods=["GET"])
