@@ -18,6 +18,10 @@ What each scenario of ``@modelcontextprotocol/conformance`` (0.1.16) looks for, 
 - prompts: ``test_simple_prompt``, ``test_prompt_with_arguments(arg1, arg2)``,
   ``test_prompt_with_embedded_resource(resourceUri)``, ``test_prompt_with_image``;
 - completion (an empty list), ``logging/setLevel``, ``resources/(un)subscribe``.
+
+The 2026-07-28 scenarios of the 0.2.0 suite (``--requirements 2026-07-28``, talked to directly)
+add the ``input-required-result-*`` tools and prompt and the ``server-stateless`` diagnostics:
+tests/servers/everything_modern.py, registered by `build`, lists them.
 """
 
 from __future__ import annotations
@@ -52,6 +56,8 @@ from mcp_types import (
     UnsubscribeRequestParams,
 )
 from pydantic import BaseModel, Field
+
+from tests.servers import everything_modern
 
 # A 1x1 PNG and a tiny WAV: the suite checks the type and MIME type, not the pixels.
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -363,6 +369,7 @@ def build() -> MCPServer:
     async def set_level(ctx: Any, params: SetLevelRequestParams) -> EmptyResult:
         return EmptyResult()
 
+    everything_modern.register(server)
     lowlevel = server._lowlevel_server
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
