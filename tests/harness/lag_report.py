@@ -3,9 +3,11 @@
 A lag over the limit fails, and the report says what the loop was doing meanwhile (see
 `StallSampler`). One part of a lag is not the code's doing: time the loop thread spent ready
 to run but waiting for a CPU, by the kernel's own account (Linux ``schedstat``), because the
-machine was overloaded; and, of the time it was blocked, as much as one other thread of the
-process waited for a CPU meanwhile (a thread taken off its CPU while it holds the GIL blocks
-the loop until it runs again). That part is not held against the test; such a lag is reported
+machine was overloaded; and, of the time it was blocked while the stall sampler could not
+run either (so another thread held the GIL), as much as one other thread of the process
+waited for a CPU meanwhile (a thread taken off its CPU while it holds the GIL blocks the loop
+until it runs again). A loop thread blocked in a call (a sleep, a read) lets the sampler run
+and see it there: that is never excused. That part is not held against the test; such a lag is reported
 as excused, with its numbers. Lag spent running on the loop, or blocked by a thread that holds
 the GIL while it runs (or in a blocking call), always counts.
 """
@@ -16,7 +18,7 @@ import gc
 from dataclasses import dataclass
 
 from actors.mcp.loop import EventLoop, LoopLag
-from tests.harness.stall_stacks import StallSampler
+from tests.harness.stall_stacks import Stall, StallSampler
 
 __all__ = ["LIMIT", "PROBE_INTERVAL", "Verdict", "freeze_heap", "judge", "settle_heap"]
 
@@ -48,10 +50,12 @@ def judge(
         return Verdict(True, text + ": something blocked the loop thread")
     span = (worst.at - worst.seconds - PROBE_INTERVAL, worst.at)
     scheduling = sampler.scheduling_between(*span)
+    stalls = sampler.stalls_between(*span)
     excused = 0.0
     if scheduling is not None:
         blocked = max(0.0, worst.seconds - scheduling.on_cpu - scheduling.waiting_for_cpu)
-        excused = scheduling.waiting_for_cpu + min(blocked, scheduling.other_waiting_for_cpu)
+        gil = sum(_overlap(s, span) for s in stalls if s.sampler_blocked)
+        excused = scheduling.waiting_for_cpu + min(blocked, gil, scheduling.other_waiting_for_cpu)
     failed = worst.seconds - excused > limit
     if scheduling is not None:
         text += (
@@ -64,7 +68,7 @@ def judge(
                 f"{_ms(scheduling.other_waiting_for_cpu)}"
             )
     text += ": something blocked the loop thread" if failed else ": the machine was too busy to run it"
-    for stall in sampler.stalls_between(*span):
+    for stall in stalls:
         text += f"\nwhile it lagged, for {_ms(stall.seconds)}, the loop thread was in:\n{stall.stack}"
     for collection in sampler.collections_between(*span):
         text += (
@@ -72,6 +76,10 @@ def judge(
             f"{_ms(collection.seconds)} in thread {collection.thread!r}"
         )
     return Verdict(failed, text)
+
+
+def _overlap(stall: Stall, span: tuple[float, float]) -> float:
+    return max(0.0, min(stall.end, span[1]) - max(stall.start, span[0]))
 
 
 def freeze_heap() -> None:

@@ -52,6 +52,9 @@ class Stall:
     stack: str
     """The stack seen most often (innermost call last), or what other threads held."""
     samples: int
+    sampler_blocked: bool = False
+    """The sampler itself could not run meanwhile: another thread held the GIL (or the
+    sampler waited for a CPU), so the loop thread could not run Python code either."""
 
     @property
     def seconds(self) -> float:
@@ -225,7 +228,7 @@ class StallSampler:
         if self._samples % self.others_every == 0:
             self._note_others(now, threads, {t.native_id for t in loops.values()})
         if gap > self.min_stall + self.interval and loops:
-            self._record(Stall(now - gap, now, _gil_held(frames, set(loops)), 1))
+            self._record(Stall(now - gap, now, _gil_held(frames, set(loops)), 1, sampler_blocked=True))
         for ident in list(self._busy):
             if ident not in loops:
                 self._finish(ident, now)

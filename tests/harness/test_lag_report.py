@@ -10,14 +10,17 @@ from tests.harness.stall_stacks import Collection, Scheduling, Stall, StallSampl
 class Recorded(StallSampler):
     """A sampler that was never started, answering with what a test gives it."""
 
-    def __init__(self, scheduling: Scheduling | None) -> None:
+    def __init__(self, scheduling: Scheduling | None, sampler_blocked: bool = False) -> None:
         super().__init__()
         self.scheduling = scheduling
+        self.sampler_blocked = sampler_blocked
 
     def scheduling_between(self, start: float, end: float) -> Scheduling | None:
         return self.scheduling
 
     def stalls_between(self, start: float, end: float) -> list[Stall]:
+        if self.sampler_blocked:
+            return [Stall(start, end, "  the sampler itself could not run", 1, sampler_blocked=True)]
         return [Stall(start, end, "    somewhere.py:1 blocking_call", 3)]
 
     def collections_between(self, start: float, end: float, longer_than: float = 0.01) -> list[Collection]:
@@ -56,15 +59,19 @@ def test_without_the_kernel_s_numbers_a_lag_fails() -> None:
 
 def test_a_lag_blocked_while_another_thread_waited_for_a_cpu_is_excused_up_to_that_wait() -> None:
     # Blocked 280 ms; a thread (which may have held the GIL) waited 250 ms to run: excused.
+    # ...while the sampler could not run either (so another thread held the GIL).
     busy = Scheduling(on_cpu=0.01, waiting_for_cpu=0.01, other_waiting_for_cpu=0.25, other="actor-b")
-    verdict = judge(LAG, LIMIT, Recorded(busy))
+    verdict = judge(LAG, LIMIT, Recorded(busy, sampler_blocked=True))
     assert verdict is not None and not verdict.failed, verdict
     assert "the longest another thread (actor-b) waited for a CPU around it: 250 ms" in verdict.text
+    # The loop thread blocked in a call the sampler saw it in (a sleep, a read): never excused.
+    in_a_call = judge(LAG, LIMIT, Recorded(busy))
+    assert in_a_call is not None and in_a_call.failed
     # The other thread's wait excuses only time the loop thread was blocked, not time it ran.
     running = Scheduling(on_cpu=0.25, waiting_for_cpu=0.0, other_waiting_for_cpu=0.3, other="actor-b")
-    ran = judge(LAG, LIMIT, Recorded(running))
+    ran = judge(LAG, LIMIT, Recorded(running, sampler_blocked=True))
     assert ran is not None and ran.failed
     # A short wait of another thread excuses no more than itself.
     brief = Scheduling(on_cpu=0.0, waiting_for_cpu=0.0, other_waiting_for_cpu=0.05, other="actor-b")
-    short = judge(LAG, LIMIT, Recorded(brief))
+    short = judge(LAG, LIMIT, Recorded(brief, sampler_blocked=True))
     assert short is not None and short.failed
