@@ -48,11 +48,22 @@ TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 
-# What each scenario's server expects the client to call once it has listed the tools.
-SCENARIO_CALLS: dict[str, tuple[str, dict[str, Any]]] = {
-    "tools_call": ("add_numbers", {"a": 5, "b": 3}),
-    "sse-retry": ("test_reconnection", {}),
-    "elicitation-sep1034-client-defaults": ("test_client_elicitation_defaults", {}),
+# What each scenario's server expects the client to call once it has listed the tools (a
+# scenario whose context lists ``toolCalls`` says so itself).
+SCENARIO_CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "tools_call": [("add_numbers", {"a": 5, "b": 3})],
+    "sse-retry": [("test_reconnection", {})],
+    "elicitation-sep1034-client-defaults": [("test_client_elicitation_defaults", {})],
+    # SEP-2243: the one well-formed tool among tools with malformed x-mcp-header parameters.
+    "http-invalid-tool-headers": [("valid_tool", {"region": "us-west1"})],
+    # SEP-2322: tools answering with InputRequiredResult (the runtime answers their
+    # elicitation and retries), one between them that must carry nothing of theirs.
+    "sep-2322-client-request-state": [
+        ("test_mrtr_echo_state", {}),
+        ("test_mrtr_unrelated", {}),
+        ("test_mrtr_no_state", {}),
+        ("test_mrtr_no_result_type", {}),
+    ],
 }
 
 
@@ -164,18 +175,33 @@ class Login:
         )
 
 
+def calls_of(scenario: str, context: dict[str, Any]) -> list[tuple[str, dict[str, Any]]] | None:
+    """The calls the scenario expects, in order; None: the scenario names none."""
+    listed = context.get("toolCalls")
+    if isinstance(listed, list):
+        return [(str(call["name"]), dict(call.get("arguments") or {})) for call in listed]
+    return SCENARIO_CALLS.get(scenario)
+
+
 def run(scenario: str, url: str, protocol: str) -> int:
-    if not scenario.startswith("auth/"):
-        return run_runtime(scenario, {"mcpServers": {NAMESPACE: server_entry(url, protocol)}}, None)
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    if not scenario.startswith("auth/"):
+        servers = {"mcpServers": {NAMESPACE: server_entry(url, protocol)}}
+        return run_runtime(scenario, servers, None, calls_of(scenario, context))
     with tempfile.TemporaryDirectory(prefix="mcp-actors-conformance-") as folder:
         # The run's own token store: nothing from another run, nothing left behind.
         os.environ[STATE_DIR_ENV] = folder
         entry = {**server_entry(url, protocol), "oauth": oauth_entry(scenario, url, context, Path(folder))}
-        return run_runtime(scenario, {"mcpServers": {NAMESPACE: entry}}, Login(context).handlers())
+        login = Login(context).handlers()
+        return run_runtime(scenario, {"mcpServers": {NAMESPACE: entry}}, login, calls_of(scenario, context))
 
 
-def run_runtime(scenario: str, servers: dict[str, Any], login: LoginHandlers | None) -> int:
+def run_runtime(
+    scenario: str,
+    servers: dict[str, Any],
+    login: LoginHandlers | None,
+    calls: list[tuple[str, dict[str, Any]]] | None,
+) -> int:
     config = {**servers, "builtin": {"enabled": False}}
     with Runtime.start(config, login=login) as rt:
         # initialize + tools/list: the handshake every scenario starts with.
@@ -186,18 +212,17 @@ def run_runtime(scenario: str, servers: dict[str, Any], login: LoginHandlers | N
             return 1
         tools = sorted(spec.name for spec in rt.list_tools(NAMESPACE))
         print(f"{scenario}: connected, protocol {status.protocol_version}, tools {tools}")
-        call = SCENARIO_CALLS.get(scenario)
-        if call is None and scenario.startswith("auth/") and tools:
+        if calls is None and scenario.startswith("auth/") and tools:
             # Some OAuth scenarios ask for more scopes for a call (a step-up): call one.
-            call = (tools[0].removeprefix(f"{NAMESPACE}/"), {})
-        if call is None:
-            return 0
-        tool, arguments = call
-        message = CallTool(namespace=NAMESPACE, tool=tool, arguments=arguments, timeout=CALL_TIMEOUT)
-        rt.registry.tell(message)
-        result = message.reply.result(timeout=CALL_TIMEOUT + 5)
-        print(f"{scenario}: {tool} -> success={result.success} {result.text or result.error!r}")
-        return 0 if result.success else 1
+            calls = [(tools[0].removeprefix(f"{NAMESPACE}/"), {})]
+        failed = 0
+        for tool, arguments in calls or []:
+            message = CallTool(namespace=NAMESPACE, tool=tool, arguments=arguments, timeout=CALL_TIMEOUT)
+            rt.registry.tell(message)
+            result = message.reply.result(timeout=CALL_TIMEOUT + 5)
+            print(f"{scenario}: {tool} -> success={result.success} {result.text or result.error!r}")
+            failed += not result.success
+        return 1 if failed else 0
 
 
 def main(argv: list[str]) -> int:

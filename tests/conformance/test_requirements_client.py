@@ -1,0 +1,53 @@
+"""The client requirement sets of the current conformance suite judge the runtime as a client.
+
+Each frozen set (``--requirements 2026-07-28`` and ``2025-11-25`` of 0.2.0-alpha.12) runs every
+scenario it requires against ``client.py`` (the actor runtime, logging in through the host's
+`LoginHandlers` for the OAuth ones). Every required scenario must pass, except those in
+`KNOWN`, each with why; an entry that passes fails the test too (delete it).
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.requirements import REVISIONS, node22, required, run_set, suite_version, verdict
+from tests.conformance.test_conformance import CLIENT
+
+SET_TIMEOUT = 600.0
+SCENARIO_TIMEOUT_MS = "60000"
+
+KNOWN: dict[str, dict[str, str]] = {
+    "2026-07-28": {
+        "http-custom-headers": (
+            "issue 21: test_custom_headers_null passes verbose=null for an optional boolean; the "
+            "runtime's check refuses it before the call (None is not of type 'boolean')"
+        ),
+    },
+    "2025-11-25": {},
+}
+
+pytestmark = pytest.mark.timeout(SET_TIMEOUT + 120)
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_every_required_client_scenario_passes(tmp_path: Path, revision: str) -> None:
+    node = node22()
+    command = shlex.join([sys.executable, str(CLIENT), "--protocol", "auto", "--log-level", "INFO"])
+    scenarios, output = run_set(
+        node,
+        revision,
+        "client",
+        ["--command", command, "--timeout", SCENARIO_TIMEOUT_MS],
+        tmp_path / "results",
+        SET_TIMEOUT,
+    )
+    expected = required(node, revision, "client")
+    assert len(expected) >= 15, expected
+    unexpected, stale, context = verdict(expected, scenarios, KNOWN[revision], output)
+    version = suite_version()
+    assert not unexpected, f"conformance {version}, {revision}: failing, not in KNOWN: {unexpected}{context}"
+    assert not stale, f"conformance {version}, {revision}: KNOWN lists passing scenarios: {stale}{context}"
