@@ -34,6 +34,7 @@ from typing import Final
 import anyio
 from mcp.client.stdio import get_default_environment
 
+from actors.mcp.loop import offload
 from actors.mcp.redaction import Redactor
 from actors.mcp.sdk_options import StdioCommand
 from actors.mcp.transport import StartRefused
@@ -189,7 +190,11 @@ class StdioProcess:
             daemon=True,
         )
         try:
-            keeper.start()
+            # Thread.start waits until the new thread runs: on a machine short of CPU that is a
+            # scheduling delay the loop (every server) must not sit through. Shielded: a
+            # cancelled caller still gets the process, to stop it.
+            with anyio.CancelScope(shield=True):
+                await offload(keeper.start)
         except RuntimeError as exc:  # no more threads
             if stderr_fd is not None:
                 os.close(stderr_fd)
