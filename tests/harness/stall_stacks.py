@@ -166,10 +166,12 @@ class StallSampler:
         Each thread counts from its last sample before ``start`` (from zero if it has none: it
         was born in the span) to its first sample after ``end`` (its last one if it ended first).
         """
-        loops = _deltas(list(self._sched), start, end)
+        loops = _deltas(list(self._sched), start, end, from_zero=True)
         if not loops:
             return None
-        others = _deltas(list(self._others), start, end)
+        # Sampled 10 times less often: a thread with no sample before the span is counted from
+        # its first one (counting from zero would charge it a long life's waits).
+        others = _deltas(list(self._others), start, end, from_zero=False)
         longest = max(others, key=lambda t: others[t][1], default=None)
         return Scheduling(
             sum(cpu for cpu, _ in loops.values()) / 1e9,
@@ -269,17 +271,21 @@ class StallSampler:
 
 
 def _deltas(
-    samples: list[tuple[float, int, int, int]], start: float, end: float
+    samples: list[tuple[float, int, int, int]], start: float, end: float, *, from_zero: bool
 ) -> dict[int, tuple[int, int]]:
     """Per thread: (ns on a CPU, ns waiting for one) from its last sample at or before
-    ``start`` (zero if none) to its first sample after ``end`` (its last if it ended first)."""
+    ``start`` (if none: zero, or its first sample with ``from_zero=False``) to its first sample
+    after ``end`` (its last if it ended first)."""
     base: dict[int, tuple[int, int]] = {}
     top: dict[int, tuple[int, int, float]] = {}
     for at, thread, cpu, wait in samples:
         if at <= start:
             base[thread] = (cpu, wait)
-        elif thread not in top or top[thread][2] < end:
-            top[thread] = (cpu, wait, at)
+        else:
+            if not from_zero and thread not in base:
+                base[thread] = (cpu, wait)
+            if thread not in top or top[thread][2] < end:
+                top[thread] = (cpu, wait, at)
     return {
         thread: (cpu - base.get(thread, (0, 0))[0], wait - base.get(thread, (0, 0))[1])
         for thread, (cpu, wait, _) in top.items()
