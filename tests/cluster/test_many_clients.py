@@ -21,6 +21,8 @@ CLIENTS = 10
 CALLS = 100
 IN_FLIGHT = 10
 """Calls each client keeps in flight at once."""
+ERRORS: list[str] = []
+"""What the error results said (this test's, cleared as it starts)."""
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -28,6 +30,7 @@ pytestmark = pytest.mark.timeout(240)
 async def client_run(urls: list[str], number: int, era: str) -> list[tuple[str, str | None]]:
     """One client's calls, each to ``sN__echo`` with a text of its own: (sent, received) pairs."""
     pairs: list[tuple[str, str | None]] = []
+    errors = ERRORS
     limit = anyio.Semaphore(IN_FLIGHT)
     # Each client starts its turn at another replica.
     async with RoundRobin(urls[number % len(urls) :] + urls[: number % len(urls)], era=era) as clients:
@@ -37,7 +40,10 @@ async def client_run(urls: list[str], number: int, era: str) -> list[tuple[str, 
             sent = f"{server} client {number} call {index} {uuid.uuid4().hex}"
             async with limit:
                 result = await clients.call_tool(f"{server}__echo", {"text": sent})
-            pairs.append((sent, text_of(result)))
+            received = text_of(result)
+            if received is None:  # what the error said, for the report
+                errors.append(" ".join(getattr(block, "text", "") for block in result.content)[:300])
+            pairs.append((sent, received))
 
         async with anyio.create_task_group() as group:
             for index in range(CALLS):
@@ -52,6 +58,7 @@ def test_ten_clients_round_robin_over_three_replicas_get_their_own_replies(
     cluster = replicas(3, config)
     urls = [replica.url for replica in cluster]
     results: list[list[tuple[str, str | None]]] = []
+    ERRORS.clear()
 
     async def all_clients() -> float:
         began = time.monotonic()
@@ -70,7 +77,8 @@ def test_ten_clients_round_robin_over_three_replicas_get_their_own_replies(
     assert len(pairs) == CLIENTS * CALLS
     lost = [sent for sent, received in pairs if received is None]
     crossed = [(sent, received) for sent, received in pairs if received is not None and received != sent]
-    assert not lost, f"{len(lost)} calls got no answer, e.g. {lost[:3]}"
+    errors = sorted(set(ERRORS))[:5]
+    assert not lost, f"{len(lost)} calls got no answer, e.g. {lost[:3]}; the errors: {errors}"
     assert not crossed, f"{len(crossed)} replies answered another request, e.g. {crossed[:3]}"
     print(
         f"\n{len(pairs)} calls over {len(cluster)} replicas in {elapsed:.1f} s ({len(pairs) / elapsed:.0f}/s)"
