@@ -1,7 +1,8 @@
 """The client requirement sets of the current conformance suite judge the runtime as a client.
 
-Each frozen set (``--requirements 2026-07-28`` and ``2025-11-25`` of 0.2.0-alpha.12) runs every
-scenario it requires against ``client.py`` (the actor runtime, logging in through the host's
+Each frozen set (``--requirements 2026-07-28`` and ``2025-11-25`` of 0.2.0-alpha.12): every
+scenario it requires, one at a time at the set's wire version (see `run_client_scenarios`),
+against ``client.py`` (the actor runtime, logging in through the host's
 `LoginHandlers` for the OAuth ones). Every required scenario must pass, except those in
 `KNOWN`, each with why; an entry that passes fails the test too (delete it).
 """
@@ -14,10 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.requirements import REVISIONS, node22, required, run_set, suite_version, verdict
+from tests.conformance.requirements import (
+    REVISIONS,
+    node22,
+    required,
+    run_client_scenarios,
+    suite_version,
+    verdict,
+)
 from tests.conformance.test_conformance import CLIENT
 
-SET_TIMEOUT = 600.0
+SET_TIMEOUT = 900.0
+SCENARIO_TIMEOUT = 120.0
+"""Seconds one scenario may take, its client included."""
 SCENARIO_TIMEOUT_MS = "60000"
 
 KNOWN: dict[str, dict[str, str]] = {
@@ -37,15 +47,16 @@ pytestmark = pytest.mark.timeout(SET_TIMEOUT + 120)
 def test_every_required_client_scenario_passes(tmp_path: Path, revision: str) -> None:
     node = node22()
     command = shlex.join([sys.executable, str(CLIENT), "--protocol", "auto", "--log-level", "INFO"])
-    scenarios, output = run_set(
+    expected = required(node, revision, "client")
+    scenarios, output = run_client_scenarios(
         node,
         revision,
-        "client",
-        ["--command", command, "--timeout", SCENARIO_TIMEOUT_MS],
+        expected,
+        command,
         tmp_path / "results",
-        SET_TIMEOUT,
+        SCENARIO_TIMEOUT,
+        ("--timeout", SCENARIO_TIMEOUT_MS),
     )
-    expected = required(node, revision, "client")
     assert len(expected) >= 15, expected
     unexpected, stale, context = verdict(expected, scenarios, KNOWN[revision], output)
     version = suite_version()
