@@ -34,7 +34,9 @@ async def sleep(seconds: float) -> str:
     """Wait ``seconds``, then answer."""
     folder = os.environ.get("FIXTURE_MARKER_DIR")
     if folder:
-        Path(folder, "sleep.started").write_text(str(os.getpid()))
+        partial = Path(folder, f".sleep.started.{os.getpid()}")
+        partial.write_text(str(os.getpid()))
+        os.replace(partial, Path(folder, "sleep.started"))  # whole or not at all
     await anyio.sleep(seconds)
     return f"slept {seconds}"
 

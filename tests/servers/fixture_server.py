@@ -112,7 +112,10 @@ def _marker(name: str) -> Path | None:
 def _touch(name: str) -> None:
     path = _marker(name)
     if path is not None:
-        path.write_text(str(os.getpid()))
+        # Whole or not at all: a test waits for the file to exist and then reads the pid in it.
+        partial = path.with_name(f".{path.name}.{os.getpid()}")
+        partial.write_text(str(os.getpid()))
+        os.replace(partial, path)
 
 
 class Confirm(BaseModel):
