@@ -35,12 +35,12 @@ __all__ = ["HTTPRefused", "Metrics", "http_app", "is_loopback", "serve_http", "s
 logger = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
-KEEP_ALIVE = 65.0
+"""Where the SDK's Streamable HTTP app serves MCP (its default path)."""
+KEEP_ALIVE = 65
 """Seconds an idle client connection is kept open. Longer than the clients' own idle expiry
 (httpx's pool: 5 s; load balancers: 60 s): a server that closes first races a client reusing
 the connection, whose request then fails with a reset instead of an answer (seen under load
 with uvicorn's 5 s default)."""
-"""Where the SDK's Streamable HTTP app serves MCP (its default path)."""
 
 _Scope = MutableMapping[str, Any]
 _ASGI = Callable[[_Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
@@ -194,7 +194,7 @@ async def serve_http(
     app = http_app(gateway, host, port, token, metrics)
     gateway.bind(asyncio.get_running_loop())
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="on", timeout_keep_alive=int(KEEP_ALIVE)
+        app, host=host, port=port, log_level="warning", lifespan="on", timeout_keep_alive=KEEP_ALIVE
     )
     server = uvicorn.Server(config)
     logger.info("gateway: serving on http://%s:%d/mcp", host, port)

@@ -77,7 +77,7 @@ def _login_options(server: str, login: LoginHandlers, host: HostCalls) -> dict[s
         async def callback() -> Any:
             answer = await host.call(receive, timeout=login.timeout)
             try:
-                code, state, iss = redirect_parameters(answer)
+                code, state, iss = _redirect_parameters(answer)
             except TypeError as exc:
                 raise AuthError(server, f"{server}: {exc}") from None
             return AuthorizationCodeResult(code=code, state=state, iss=iss)
@@ -93,7 +93,7 @@ def _login_options(server: str, login: LoginHandlers, host: HostCalls) -> dict[s
     return options
 
 
-def redirect_parameters(answer: object) -> tuple[str, str | None, str | None]:
+def _redirect_parameters(answer: object) -> tuple[str, str | None, str | None]:
     """``(code, state, iss)`` of what a host's `LoginHandlers.callback` returned, which is
     ``(code, state, iss)`` or ``(code, state)``; anything else is the host's mistake."""
     if isinstance(answer, tuple) and len(answer) in (2, 3):
