@@ -87,7 +87,12 @@ class SessionHost:
                 # Not on an EventLoop thread (a bare anyio.run, say): a plain asyncio task.
                 host._task = asyncio.get_running_loop().create_task(host._serve())
             _HOSTS.set(host)
-        await host._ready.wait()
+        # The host task runs on this very loop, so it is ready within a few loop turns; the bound
+        # only keeps a wedged loop from parking every session start behind it.
+        with anyio.move_on_after(_CLOSE_MARGIN):
+            await host._ready.wait()
+        if host._group is None:
+            raise RuntimeError("the event loop's session host did not start")
         return host
 
     async def _serve(self) -> None:
