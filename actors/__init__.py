@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from actors.config import ConfigError, RuntimeConfig, load_config
     from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
     from actors.mcp.config import ServerConfig
+    from actors.mcp.inputs import CallInputs, InputRefused
     from actors.runtime import (
         CallTool,
         Complete,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "CallInputs",
     "CallTool",
     "Complete",
     "ConfigError",
@@ -63,6 +65,7 @@ __all__ = [
     "GetPrompt",
     "GetStatus",
     "HostHandlers",
+    "InputRefused",
     "ListPrompts",
     "ListResourceTemplates",
     "ListResources",
@@ -107,6 +110,8 @@ _HOMES = {
     "ResourceSpec": "actors.mcp.catalog",
     "ResourceTemplateSpec": "actors.mcp.catalog",
     "ServerConfig": "actors.mcp.config",
+    "CallInputs": "actors.mcp.inputs",
+    "InputRefused": "actors.mcp.inputs",
     "ErrorType": "actors.tools",
     "Refusal": "actors.tools",
     "RefusalReason": "actors.tools",

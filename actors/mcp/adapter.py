@@ -23,9 +23,11 @@ import anyio
 import anyio.to_thread
 from opentelemetry import context as otel_context
 
+from actors.mcp.asks import completion_request, prompt_request
 from actors.mcp.catalog import Catalog
 from actors.mcp.classify import classify, connect_failure
 from actors.mcp.config import ServerConfig, ToolFilter
+from actors.mcp.inputs import CALL_INPUTS, CallInputs
 from actors.mcp.loop import EventLoop
 from actors.mcp.redaction import Redactor
 from actors.mcp.relay import Relay
@@ -205,6 +207,7 @@ class MCPToolAdapter:
         schema_of: ToolSpec | None = None,
         progress: Progress | None = None,
         context: otel_context.Context | None = None,
+        inputs: CallInputs | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
         """A future of the call's `ToolResult`; it always completes, within ``timeout`` + ~1 s.
 
@@ -213,11 +216,13 @@ class MCPToolAdapter:
         but the arguments against this spec's input schema (a server actor checks the cheap part
         on its mailbox): that is checked here, off the loop unless the schema is simple.
         ``progress`` asks the server for progress notifications (a coroutine run on the loop);
-        ``context`` is the OpenTelemetry context the request runs in (its span's).
+        ``context``: the OpenTelemetry context it runs in; ``inputs``: who answers its questions.
         """
         limit = timeout if timeout is not None else self.config.call_timeout
         check = None if validated else schema_of if schema_of is not None else _WHOLE
-        return self.ensure_loop().submit(self._invoke, tool, arguments, limit, check, progress, context)
+        return self.ensure_loop().submit(
+            self._invoke, tool, arguments, limit, check, progress, context, inputs
+        )
 
     def read_future(
         self, uri: str, timeout: float, *, context: otel_context.Context | None = None
@@ -238,11 +243,11 @@ class MCPToolAdapter:
         timeout: float,
         *,
         context: otel_context.Context | None = None,
+        inputs: CallInputs | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
-        """Get a prompt: output ``{"messages": [...], "description": ...}``."""
-        return self._ask(
-            context, f"prompts/get {name}", timeout, lambda t: t.get_prompt(name, arguments, timeout)
-        )
+        """Get a prompt: output ``{"messages": [...], ...}``; ``inputs`` as for `invoke_future`."""
+        ask = prompt_request(name, arguments, timeout, inputs)
+        return self._ask(context, f"prompts/get {name}", timeout, ask)
 
     def complete_future(
         self,
@@ -254,13 +259,8 @@ class MCPToolAdapter:
         context: otel_context.Context | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
         """Complete an argument: output ``{"values": [...], "total": ..., "hasMore": ...}``."""
-
-        async def complete(t: ClientTransport) -> JSONObject:
-            answer = await t.complete(ref, argument, arguments_so_far, timeout)
-            completion = answer.get("completion")
-            return dict(completion) if isinstance(completion, dict) else {"values": []}
-
-        return self._ask(context, "completion/complete", timeout, complete)
+        ask = completion_request(ref, argument, arguments_so_far, timeout)
+        return self._ask(context, "completion/complete", timeout, ask)
 
     def subscribe_future(self, uri: str, *, subscribe: bool = True) -> concurrent.futures.Future[ToolResult]:
         """Start (or with ``subscribe=False`` end) following updates of ``uri``."""
@@ -394,10 +394,13 @@ class MCPToolAdapter:
         check: ToolSpec | object | None = None,
         progress: Progress | None = None,
         context: otel_context.Context | None = None,
+        inputs: CallInputs | None = None,
     ) -> ToolResult:
         # The call's span is current, so the SDK's request span nests under it (inline rather
         # than a helper: a coroutine frame less on every call).
         token = otel_context.attach(context) if context is not None else None
+        if inputs is not None:
+            CALL_INPUTS.set(inputs)  # this task's own context: it ends with the call
         try:
             return await self._call(tool, arguments, timeout, check, progress)
         finally:

@@ -28,7 +28,7 @@ from actors.mcp.transport import (
 )
 from actors.tools import ErrorType, ToolError, ToolResult, duration_text
 
-__all__ = ["GUARD_SLACK", "RESOURCE_NOT_FOUND", "Requests"]
+__all__ = ["GUARD_SLACK", "RELAYED_CODES", "RESOURCE_NOT_FOUND", "Requests"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +40,10 @@ GUARD_SLACK = 1.0
 RESOURCE_NOT_FOUND = frozenset({-32002, -32602})
 """How servers say a resource does not exist: -32002 (the 2025 revisions), -32602 (invalid
 params: 2026-07-28, and most servers)."""
+
+RELAYED_CODES = frozenset({-32021})
+"""Errors kept with their code and data in a failed result's ``jsonrpc_error`` metadata: -32021,
+a client capability the request needs but the client did not declare (2026-07-28)."""
 
 
 def _outcome_output(outcome: CallOutcome) -> dict[str, Any]:
@@ -106,7 +110,13 @@ class Requests:
             message = (
                 f"{what} got no answer within {duration_text(timeout)}; the server was told to cancel it"
             )
-        return ToolResult.fail(kind, self.redact(message), duration_ms=duration_ms, server=self.server)
+        extra: dict[str, Any] = {}
+        if isinstance(exc, ServerReplyError) and exc.code in RELAYED_CODES:
+            # A protocol error the caller's own client must see as it was (a gateway relays it).
+            extra["jsonrpc_error"] = {"code": exc.code, "message": exc.message, "data": exc.data}
+        return ToolResult.fail(
+            kind, self.redact(message), duration_ms=duration_ms, server=self.server, **extra
+        )
 
     async def ask(
         self,

@@ -54,10 +54,12 @@ class ServerReplyError(Exception):
     never needs the SDK (importing it on the event-loop thread would stall every server).
     """
 
-    def __init__(self, message: str, code: int) -> None:
+    def __init__(self, message: str, code: int, data: Any = None) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
+        self.data = data
+        """The error's ``data``, as JSON (for example the capabilities a -32021 names)."""
 
     def __str__(self) -> str:
         return f"{self.message} (code {self.code})"

@@ -247,11 +247,14 @@ class Calls:
                     schema_of=spec,
                     progress=progress,
                     context=trace,
+                    inputs=call.inputs,
                 )
             case ReadResource():
                 return adapter.read_future(call.uri, timeout, context=trace)
             case GetPrompt():
-                return adapter.prompt_future(call.prompt, dict(call.arguments), timeout, context=trace)
+                return adapter.prompt_future(
+                    call.prompt, dict(call.arguments), timeout, context=trace, inputs=call.inputs
+                )
             case Complete():
                 context = dict(call.context) if call.context is not None else None
                 return adapter.complete_future(

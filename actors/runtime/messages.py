@@ -9,6 +9,7 @@ a server. Internal messages (ticks and completions) are for the runtime's own ac
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from actors.mcp.adapter import TransportSource
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
+from actors.mcp.inputs import CallInputs
 
 # The runtime's own messages, importable from here too (as they always were).
 from actors.runtime.internal_messages import *  # noqa: F403
@@ -86,11 +88,18 @@ class CallTool:
     trace_context: Any = field(default_factory=current_context, repr=False, compare=False)
     """The sender's OpenTelemetry context: the request's span is its child."""
     reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
+    inputs: CallInputs | None = field(default=None, repr=False, compare=False)
+    """Answers what the server asks for this call (sampling, elicitation, roots), a round at a
+    time; None: the host's handlers (`actors.mcp.inputs`)."""
 
     @property
     def target(self) -> str:
         """What the call is for, in messages: the tool name."""
         return str(self.tool)
+
+    def with_inputs(self, inputs: CallInputs) -> CallTool:
+        """This call, with its server's requests answered by ``inputs``."""
+        return dataclasses.replace(self, inputs=inputs, reply=_slot())
 
     def refusal(
         self,
@@ -173,6 +182,8 @@ class GetPrompt:
     trace_context: Any = field(default_factory=current_context, repr=False, compare=False)
     """The sender's OpenTelemetry context: the request's span is its child."""
     reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
+    inputs: CallInputs | None = field(default=None, repr=False, compare=False)
+    """Answers what the server asks for this request, as `CallTool.inputs`."""
 
     @property
     def target(self) -> str:

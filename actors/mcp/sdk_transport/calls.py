@@ -14,9 +14,11 @@ import mcp_types as types
 from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
 
+from actors.mcp.inputs import CallInputs
 from actors.mcp.listen import ListenStreams
 from actors.mcp.sdk_transport import convert
 from actors.mcp.sdk_transport.requests import Requests
+from actors.mcp.sdk_transport.rounds import call_tool_in_rounds, get_prompt_in_rounds
 from actors.mcp.transport import (
     CallOutcome,
     JSONObject,
@@ -55,11 +57,16 @@ async def call_tool(
     arguments: dict[str, Any],
     timeout: float | None,
     progress: Progress | None = None,
+    rounds: tuple[CallInputs, float] | None = None,
 ) -> CallOutcome:
+    """``rounds``: the call's inputs and how long they may take to answer a round (2026-07-28
+    sessions only): its ``InputRequiredResult`` rounds go to them (`rounds.call_tool_in_rounds`)."""
     # The SDK's callback protocol names the parameters; ours is the same positional shape.
     callback = cast(ProgressFnT, progress) if progress is not None else None
 
     async def send() -> types.CallToolResult:
+        if rounds is not None:
+            return await call_tool_in_rounds(client, name, arguments, rounds[0], callback, rounds[1])
         if callback is None:
             return await client.call_tool(name, arguments)
         return await client.call_tool(name, arguments, progress_callback=callback)
@@ -103,9 +110,16 @@ async def read_resource(requests: Requests, client: Client, uri: str, timeout: f
 
 
 async def get_prompt(
-    requests: Requests, client: Client, name: str, arguments: dict[str, str], timeout: float | None
+    requests: Requests,
+    client: Client,
+    name: str,
+    arguments: dict[str, str],
+    timeout: float | None,
+    rounds: tuple[CallInputs, float] | None = None,
 ) -> JSONObject:
     async def send() -> types.GetPromptResult:
+        if rounds is not None:
+            return await get_prompt_in_rounds(client, name, arguments, rounds[0], rounds[1])
         return await client.get_prompt(name, arguments)
 
     return convert.to_json(await requests.run(f"prompts/get {name!r}", send, timeout))

@@ -67,7 +67,7 @@ class Requests:
                     if exc.code == types.REQUEST_TIMEOUT:
                         raise TimeoutError(f"{self._label}: {what} timed out: {exc.message}") from exc
                     if not is_connection_error(exc):
-                        raise ServerReplyError(exc.message, exc.code) from exc
+                        raise ServerReplyError(exc.message, exc.code, exc.error.data) from exc
                     cause = exc
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError, httpx2.TransportError) as exc:
                     cause = exc

@@ -26,6 +26,7 @@ from mcp import Client
 
 from actors.mcp.config import ServerConfig
 from actors.mcp.eras import LEGACY, MODERN_PROTOCOL, EraMemo
+from actors.mcp.inputs import CALL_INPUTS
 from actors.mcp.redaction import Redactor
 from actors.mcp.sdk_options import HTTPEndpoint, SDKOptions, StdioCommand
 from actors.mcp.sdk_transport import calls, convert
@@ -106,6 +107,7 @@ class SDKTransport:
         )
         self._router = NotificationRouter(label, redact, self._watch.unreadable)
         self._requests = Requests(label, self._watch)
+        self._answers = ServerRequests(label, self.options)
         self._owner: SessionOwner | None = None
 
     @classmethod
@@ -196,7 +198,7 @@ class SDKTransport:
             watch=self._watch,
             negotiation=self._negotiation,
             router=self._router,
-            answers=ServerRequests(self._label, self.options),
+            answers=self._answers,
         )
         self._router.listen(events)
         self._watch.begin()
@@ -292,14 +294,31 @@ class SDKTransport:
         return await calls.list_tools(self._requests, self._client(), self.options.request_timeout)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float | None) -> CallOutcome:
-        """Call one tool; on timeout the server is told to cancel and ``TimeoutError`` is raised."""
-        return await calls.call_tool(self._requests, self._client(), name, arguments, timeout)
+        """Call one tool; on timeout the server is told to cancel and ``TimeoutError`` is raised.
+
+        A call with `CallInputs` (`actors.mcp.inputs.CALL_INPUTS`) has them answer what the
+        server asks for it: its rounds on 2026-07-28, its server requests in the handshake era.
+        """
+        return await self._call(name, arguments, timeout, None)
 
     async def call_tool_with_progress(
         self, name: str, arguments: dict[str, Any], timeout: float | None, progress: Progress
     ) -> CallOutcome:
         """`call_tool` with a progress token: ``progress`` is awaited for each notification."""
-        return await calls.call_tool(self._requests, self._client(), name, arguments, timeout, progress)
+        return await self._call(name, arguments, timeout, progress)
+
+    async def _call(
+        self, name: str, arguments: dict[str, Any], timeout: float | None, progress: Progress | None
+    ) -> CallOutcome:
+        client = self._client()
+        inputs = CALL_INPUTS.get()
+        if inputs is None:
+            return await calls.call_tool(self._requests, client, name, arguments, timeout, progress)
+        if self._modern():
+            rounds = (inputs, self.options.handler_timeout)
+            return await calls.call_tool(self._requests, client, name, arguments, timeout, progress, rounds)
+        with self._answers.answering(inputs):
+            return await calls.call_tool(self._requests, client, name, arguments, timeout, progress)
 
     async def list_resources(self) -> list[RemoteResource]:
         """Every resource the server lists, following ``nextCursor``."""
@@ -320,8 +339,16 @@ class SDKTransport:
         return await calls.read_resource(self._requests, self._client(), uri, timeout)
 
     async def get_prompt(self, name: str, arguments: dict[str, str], timeout: float | None) -> JSONObject:
-        """``{"description"?, "messages": [...]}``."""
-        return await calls.get_prompt(self._requests, self._client(), name, arguments, timeout)
+        """``{"description"?, "messages": [...]}``; the prompt's `CallInputs` as for `call_tool`."""
+        client = self._client()
+        inputs = CALL_INPUTS.get()
+        if inputs is None:
+            return await calls.get_prompt(self._requests, client, name, arguments, timeout)
+        if self._modern():
+            rounds = (inputs, self.options.handler_timeout)
+            return await calls.get_prompt(self._requests, client, name, arguments, timeout, rounds)
+        with self._answers.answering(inputs):
+            return await calls.get_prompt(self._requests, client, name, arguments, timeout)
 
     async def complete(
         self, ref: JSONObject, argument: dict[str, str], context: dict[str, str] | None, timeout: float | None

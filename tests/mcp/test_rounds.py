@@ -1,0 +1,20 @@
+"""Which client capabilities a call with its own inputs declares to its server: the session's
+own, with sampling, elicitation and roots as the inputs say (never one more)."""
+
+from __future__ import annotations
+
+from actors.mcp.sdk_transport.rounds import narrowed
+
+OWN = {"sampling": {}, "elicitation": {"form": {}}, "roots": {"listChanged": True}, "extensions": {"x": {}}}
+
+
+def test_the_inputs_narrow_what_the_call_declares() -> None:
+    assert narrowed(OWN, {"sampling": {}}) == {"sampling": {}, "extensions": {"x": {}}}
+
+
+def test_the_inputs_never_widen_it() -> None:
+    assert narrowed({"roots": {}}, {"sampling": {}, "roots": {}}) == {"roots": {}}
+
+
+def test_the_inputs_values_are_declared() -> None:
+    assert narrowed(OWN, {"elicitation": {"url": {}}})["elicitation"] == {"url": {}}
