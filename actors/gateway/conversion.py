@@ -25,6 +25,7 @@ __all__ = [
     "template",
     "template_pattern",
     "tool",
+    "tool_answer",
 ]
 
 """The ``reason`` a result's metadata gives when the tool, prompt or resource is not offered."""
@@ -58,6 +59,17 @@ def call_result(result: ToolResult) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=result.error or "")], is_error=True
     )
+
+
+def tool_answer(result: ToolResult, external: str) -> types.CallToolResult:
+    """A tool call's result for the client: a protocol error where the backend's was one the
+    client must see as it was (-32021), or where the tool is not offered; else `call_result`."""
+    relayed = result.metadata.get("jsonrpc_error")
+    if isinstance(relayed, dict) and isinstance(relayed.get("code"), int):
+        raise MCPError(relayed["code"], str(relayed.get("message") or result.error), relayed.get("data"))
+    if is_not_offered(result):
+        raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {external} ({result.error})")
+    return call_result(result)
 
 
 def refused(error_type: ErrorType, message: str) -> types.CallToolResult:

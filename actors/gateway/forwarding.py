@@ -81,7 +81,7 @@ class Forwarding:
         """On the host thread: the request goes out on the gateway's loop; we wait here."""
 
         async def on_loop() -> _T:
-            waiting = self._sessions.waiting_on(namespace)
+            waiting = [request for request in self._sessions.waiting_on(namespace) if request.asks]
             if not waiting:
                 raise RuntimeError(f"no client request of the gateway is being served by {namespace!r}")
             # The oldest request still in flight on that server is the one its server request is for.

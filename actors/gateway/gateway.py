@@ -36,6 +36,7 @@ from actors.gateway.broadcasts import KINDS, Broadcasts, kind_of
 from actors.gateway.external import ExternalNames
 from actors.gateway.forwarding import Forwarding, ServerLogs
 from actors.gateway.handoff import LoopHandoff
+from actors.gateway.input_rounds import InputRounds
 from actors.gateway.prompts import Prompts
 from actors.gateway.resources import Resources
 from actors.gateway.routing import AffinityRouter, Requests, Routes, Serving
@@ -102,9 +103,10 @@ class Gateway:
         try:
             self._routes = Routes(self.runtime.registry, self._handoff)
             requests = Requests(self.runtime, self._sessions, self._handoff, self._routes, affinity)
-            self._tools = Tools(requests, self._forwarding, self._now)
+            rounds = InputRounds(requests, self._handoff)
+            self._tools = Tools(requests, self._forwarding, self._now, rounds)
             self._resources = Resources(requests, self._handoff, bus, affinity)
-            self._prompts = Prompts(requests, self._now, self._resources.owner_of)
+            self._prompts = Prompts(requests, self._now, self._resources.owner_of, rounds)
             self.server: Server[Any] = build_server(
                 Handlers(
                     list_tools=self._tools.list_tools,

@@ -10,9 +10,12 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from actors.gateway.conversion import prompt, protocol_error
+from actors.gateway.input_rounds import Held, InputRounds
 from actors.gateway.routing import Requests, Serving
 from actors.mcp.catalog import PromptSpec
+from actors.mcp.inputs import CallInputs
 from actors.runtime.messages import Complete, GetPrompt, ListPrompts
+from actors.tools import ToolResult
 
 __all__ = ["Prompts"]
 
@@ -21,12 +24,17 @@ class Prompts:
     """The prompt handlers. Run on the gateway's loop; no state of their own."""
 
     def __init__(
-        self, requests: Requests, serving: Callable[[], Serving], owner_of: Callable[[str], Any]
+        self,
+        requests: Requests,
+        serving: Callable[[], Serving],
+        owner_of: Callable[[str], Any],
+        rounds: InputRounds,
     ) -> None:
         self._requests = requests
         self._serving = serving
         self._owner_of = owner_of
         """The namespace serving a resource URI (`actors.gateway.resources.Resources.owner_of`)."""
+        self._rounds = rounds
 
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
         self._requests.seen(ctx)
@@ -41,14 +49,25 @@ class Prompts:
         namespace, _, bare = name.partition("/")
         return namespace, bare
 
-    async def get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def get_prompt(
+        self, ctx: Any, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        if params.request_state is not None:
+            return await self._rounds.resume(ctx, "prompts/get", params)  # type: ignore[no-any-return]
         namespace, name = await self._internal(params.name)
-        result = await self._requests.request(
-            ctx, namespace, GetPrompt(namespace, name, dict(params.arguments or {}))
+        arguments = dict(params.arguments or {})
+        if self._rounds.applies(ctx, namespace):
+
+            def held(inputs: CallInputs) -> GetPrompt:
+                return GetPrompt(namespace, name, arguments, inputs=inputs)
+
+            answer = await self._rounds.start(
+                ctx, namespace, held, Held("prompts/get", namespace, _prompt_answer)
+            )
+            return answer  # type: ignore[no-any-return]
+        return _prompt_answer(
+            await self._requests.request(ctx, namespace, GetPrompt(namespace, name, arguments))
         )
-        if not result.success:
-            raise protocol_error(result)
-        return types.GetPromptResult.model_validate(result.output or {"messages": []})
 
     async def complete(self, ctx: Any, params: types.CompleteRequestParams) -> types.CompleteResult:
         ref = params.ref
@@ -68,3 +87,9 @@ class Prompts:
         return types.CompleteResult(
             completion=types.Completion.model_validate(result.output or {"values": []})
         )
+
+
+def _prompt_answer(result: ToolResult) -> types.GetPromptResult:
+    if not result.success:
+        raise protocol_error(result)
+    return types.GetPromptResult.model_validate(result.output or {"messages": []})

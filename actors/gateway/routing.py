@@ -171,6 +171,33 @@ class Requests:
             )
         return await self.served(ctx, namespace, message)
 
+    def routed(self, namespace: str) -> bool:
+        """Whether the affinity router decides where ``namespace``'s requests are served."""
+        return self._affinity is not None and self._affinity.routes(namespace)
+
+    async def serving(self, ctx: Any, namespace: str, wait: Awaitable[_T]) -> _T:
+        """Await ``wait`` (a held request's next round, `actors.gateway.input_rounds`) as the
+        request ``ctx`` served by ``namespace``: what the backend logs meanwhile goes to its
+        client, before the answer. Its questions do not: they come as rounds."""
+        ticket = self._sessions.busy(namespace, ctx, asks=False)
+        try:
+            answer = await wait
+            if may_log(ctx):
+                await self._forwarded(namespace, ticket)
+            return answer
+        finally:
+            self._sessions.idle(namespace, ticket)
+
+    async def held(self, namespace: str, message: ServerRequest) -> ToolResult:
+        """Send ``message`` here for a request held across its client's rounds
+        (`actors.gateway.tool_rounds`): no one request of the client waits on it."""
+        self._routes.send(message)
+        try:
+            return await asyncio.wrap_future(message.reply)
+        except asyncio.CancelledError:
+            message.reply.cancel()
+            raise
+
     async def served(self, ctx: Any, namespace: str, message: ServerRequest) -> ToolResult:
         """Send ``message`` here; a client that cancels its request cancels it at the backend."""
         self.seen(ctx)

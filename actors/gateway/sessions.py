@@ -25,6 +25,9 @@ class InFlight:
     request_id: Any
     sent: list[asyncio.Future[Any]] = field(default_factory=list)
     """What was forwarded to the client for this request (its backend's log messages)."""
+    asks: bool = True
+    """Whether the backend's server requests may go to this request's client (not to one whose
+    requests are held across rounds: those come to it as rounds)."""
 
 
 class Sessions:
@@ -52,10 +55,10 @@ class Sessions:
     def connections(self) -> list[Any]:
         return list(self._seen)
 
-    def busy(self, namespace: str, ctx: Any) -> int:
+    def busy(self, namespace: str, ctx: Any, *, asks: bool = True) -> int:
         """Note that ``namespace`` serves the request ``ctx``; the ticket to `idle` it with."""
         ticket = next(self._tickets)
-        self._busy.setdefault(namespace, {})[ticket] = InFlight(ctx.session, ctx.request_id)
+        self._busy.setdefault(namespace, {})[ticket] = InFlight(ctx.session, ctx.request_id, asks=asks)
         self.in_flight += 1
         return ticket
 

@@ -14,8 +14,9 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from actors.gateway.conversion import call_result, is_not_offered, refused, tool
+from actors.gateway.conversion import refused, tool, tool_answer
 from actors.gateway.forwarding import Forwarding
+from actors.gateway.input_rounds import Held, InputRounds
 from actors.gateway.routing import Requests, Serving
 from actors.gateway.search import CALL_TOOL, DEFAULT_LIMIT, MAX_LIMIT, META_TOOLS, SEARCH_TOOLS, ToolIndex
 from actors.runtime.messages import CallTool, ListTools
@@ -28,10 +29,17 @@ class Tools:
     """The tool handlers. Run on the gateway's loop; no state of their own (what is served
     comes from the current `Serving` snapshot)."""
 
-    def __init__(self, requests: Requests, forwarding: Forwarding, serving: Callable[[], Serving]) -> None:
+    def __init__(
+        self,
+        requests: Requests,
+        forwarding: Forwarding,
+        serving: Callable[[], Serving],
+        rounds: InputRounds,
+    ) -> None:
         self._requests = requests
         self._forwarding = forwarding
         self._serving = serving
+        self._rounds = rounds
 
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         self._requests.seen(ctx)
@@ -41,10 +49,14 @@ class Tools:
         specs: list[ToolSpec] = await self._requests.ask(ListTools())
         return types.ListToolsResult(tools=[tool(spec, serving.names) for spec in specs])
 
-    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         serving = self._serving()
         if serving.tool_search and params.name in (SEARCH_TOOLS, CALL_TOOL):
             return await self._meta_tool(ctx, params)
+        if params.request_state is not None:
+            return await self._rounds.resume(ctx, "tools/call", params)  # type: ignore[no-any-return]
         name = await self._requests.internal(serving, params.name, ListTools())
         if name is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
@@ -52,12 +64,16 @@ class Tools:
         token = (ctx.meta or {}).get("progress_token") if isinstance(ctx.meta, Mapping) else None
         progress = self._forwarding.progress_sender(ctx, token) if token is not None else None
         call = CallTool(namespace, bare, dict(params.arguments or {}), progress=progress)
+        if self._rounds.applies(ctx, namespace):
+            external = params.name
+            held = Held("tools/call", namespace, lambda result: tool_answer(result, external))
+            return await self._rounds.start(ctx, namespace, call.with_inputs, held)  # type: ignore[no-any-return]
         result = await self._requests.request(ctx, namespace, call)
-        if is_not_offered(result):
-            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name} ({result.error})")
-        return call_result(result)
+        return tool_answer(result, params.name)
 
-    async def _meta_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _meta_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         arguments = dict(params.arguments or {})
         if params.name == SEARCH_TOOLS:
             return await self._search_tools(ctx, arguments)

@@ -1,0 +1,140 @@
+"""A 2026-07-28 client's ``tools/call`` or ``prompts/get`` as a multi round-trip request (SEP-2322).
+
+The backend's request is held (`actors.gateway.rounds.HeldCall`) while the client answers each
+round the backend asks for; the client's retry carries the answers and the sealed
+``requestState``. A round that needs a capability the client did not declare for its request is
+refused with -32021 (HTTP 400 on Streamable HTTP), and the held request is dropped; except that a
+handshake-era backend (which cannot be told what each request declares) asking only for an
+elicitation or the roots of a client that declared neither is answered as that client would
+(declined; no roots), and goes on.
+Handshake-era clients, and servers whose requests another replica may serve, keep the direct
+path, where a backend's requests reach the client as requests (`actors.gateway.forwarding`).
+
+Run on the gateway's loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+import pydantic
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from actors.gateway.handoff import LoopHandoff
+from actors.gateway.rounds import HeldCall, HeldCalls, missing_capabilities, without_capability
+from actors.gateway.routing import Requests
+from actors.mcp.inputs import CallInputs, InputRefused
+from actors.runtime.messages import ServerRequest
+from actors.tools import ToolResult
+
+__all__ = ["Held", "InputRounds", "declared"]
+
+logger = logging.getLogger(__name__)
+
+_REQUESTS: pydantic.TypeAdapter[types.InputRequests] = pydantic.TypeAdapter(types.InputRequests)
+
+
+def declared(ctx: Any) -> dict[str, Any]:
+    """The client capabilities of the request ``ctx`` (2026-07-28: declared per request)."""
+    capabilities = getattr(ctx.session, "client_capabilities", None)
+    if isinstance(capabilities, pydantic.BaseModel):
+        dumped = capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dict(dumped) if isinstance(dumped, Mapping) else {}
+    return {}
+
+
+@dataclass(frozen=True)
+class Held:
+    """What a held request is: its method, and how its backend's result answers the client."""
+
+    method: str
+    namespace: str
+    answer: Callable[[ToolResult], Any]
+
+
+class InputRounds:
+    """Requests held across rounds. No state of its own beyond what each held request is: the
+    held calls are `HeldCalls`'."""
+
+    def __init__(self, requests: Requests, handoff: LoopHandoff, held: HeldCalls | None = None) -> None:
+        self._requests = requests
+        self._handoff = handoff
+        self._held = held if held is not None else HeldCalls(handoff)
+        self._what: dict[str, Held] = {}
+
+    def applies(self, ctx: Any, namespace: str) -> bool:
+        """Whether a request of the client of ``ctx`` to ``namespace`` goes in rounds."""
+        version = getattr(ctx, "protocol_version", None)
+        return version in MODERN_PROTOCOL_VERSIONS and not self._requests.routed(namespace)
+
+    async def start(
+        self, ctx: Any, namespace: str, message: Callable[[CallInputs], ServerRequest], what: Held
+    ) -> Any:
+        """Send ``message(inputs)`` held: the client's answer, or the first round asked for."""
+        self._requests.seen(ctx)
+        held = self._held.open(declared(ctx))
+        self._what[held.ident] = what
+        held.task = self._handoff.start(self._requests.held(namespace, message(held)))
+        return await self._next(ctx, held)
+
+    async def resume(self, ctx: Any, method: str, params: types.InputResponseRequestParams) -> Any:
+        """The client's retry: its answers go to the held request's waiting round."""
+        self._requests.seen(ctx)
+        assert params.request_state is not None
+        held = self._held.take(params.request_state)
+        what = self._what.get(held.ident)
+        if what is None or what.method != method:
+            raise MCPError(types.INVALID_PARAMS, f"requestState is not for a {method} request")
+        responses = {
+            key: response.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for key, response in (params.input_responses or {}).items()
+        }
+        held.resume(responses)
+        return await self._next(ctx, held)
+
+    async def _next(self, ctx: Any, held: HeldCall) -> Any:
+        namespace = self._what[held.ident].namespace
+        while True:
+            try:
+                event = await self._requests.serving(ctx, namespace, held.next())
+            except BaseException:
+                self._drop(held)
+                raise
+            if isinstance(event, ToolResult):
+                what = self._what[held.ident]
+                self._drop(held)
+                return what.answer(event)
+            missing = missing_capabilities(event.requests, declared(ctx))
+            if not missing:
+                break
+            answered = without_capability(event.requests, missing)
+            if answered is None:
+                names = ", ".join(sorted(missing))
+                error = InputRefused(
+                    types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    f"the request needs the client capability {names}, which the request did not declare",
+                    {"requiredCapabilities": missing},
+                )
+                held.refuse(error)
+                self._drop(held)
+                raise MCPError(error.code, error.message, error.data)
+            # A handshake-era backend cannot be told what this request declares: what it asks
+            # of a capability the client lacks is answered as that client would.
+            held.resume(answered)
+        try:
+            requests = _REQUESTS.validate_python(dict(event.requests))
+        except pydantic.ValidationError as exc:
+            held.refuse(InputRefused(types.INTERNAL_ERROR, "the gateway could not relay the request"))
+            self._drop(held)
+            raise MCPError(types.INTERNAL_ERROR, f"the backend asked for malformed input: {exc}") from None
+        return types.InputRequiredResult(input_requests=requests, request_state=self._held.state(held))
+
+    def _drop(self, held: HeldCall) -> None:
+        held.abandon()
+        self._held.close(held)
+        self._what.pop(held.ident, None)
