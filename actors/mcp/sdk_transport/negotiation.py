@@ -47,10 +47,23 @@ class EraNegotiation:
         return self._memo.modes(self._key, self.protocol)
 
     async def confirm(self, client: Client, mode: str) -> None:
-        """Confirm a pinned 2026-07-28 session with a real ``server/discover``."""
-        if mode == MODERN_PROTOCOL:
-            raw = await client.session.send_discover(MODERN_PROTOCOL)
-            client.session.adopt(types.DiscoverResult.model_validate(raw))
+        """Confirm a pinned 2026-07-28 session with a real ``server/discover``.
+
+        The SDK gives each ``server/discover`` a fixed 10 s; a server still starting on a slow
+        machine answers later. Asked again until it answers: the connect timeout around the
+        whole handshake is the bound that counts.
+        """
+        if mode != MODERN_PROTOCOL:
+            return
+        while True:
+            try:
+                raw = await client.session.send_discover(MODERN_PROTOCOL)
+                break
+            except MCPError as exc:
+                if exc.code != types.REQUEST_TIMEOUT:
+                    raise
+                logger.info("%s: no answer to server/discover yet; asking again", self._label)
+        client.session.adopt(types.DiscoverResult.model_validate(raw))
 
     def refusal(self, exc: MCPError, mode: str) -> Exception | None:
         """What a handshake error means for the era: try again in auto mode (`PinRejected`), or
