@@ -16,8 +16,7 @@ Run on the gateway's loop.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
@@ -26,46 +25,33 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from actors.gateway.handoff import LoopHandoff
-from actors.gateway.rounds import HeldCall, HeldCalls, missing_capabilities, without_capability
+from actors.gateway.rounds import (
+    Held,
+    HeldCall,
+    HeldCalls,
+    declared,
+    missing_capabilities,
+    without_capability,
+)
 from actors.gateway.routing import Requests
 from actors.mcp.inputs import CallInputs, InputRefused
 from actors.runtime.messages import ServerRequest
 from actors.tools import ToolResult
 
-__all__ = ["Held", "InputRounds", "declared"]
+__all__ = ["InputRounds"]
 
 logger = logging.getLogger(__name__)
 
 _REQUESTS: pydantic.TypeAdapter[types.InputRequests] = pydantic.TypeAdapter(types.InputRequests)
 
 
-def declared(ctx: Any) -> dict[str, Any]:
-    """The client capabilities of the request ``ctx`` (2026-07-28: declared per request)."""
-    capabilities = getattr(ctx.session, "client_capabilities", None)
-    if isinstance(capabilities, pydantic.BaseModel):
-        dumped = capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
-        return dict(dumped) if isinstance(dumped, Mapping) else {}
-    return {}
-
-
-@dataclass(frozen=True)
-class Held:
-    """What a held request is: its method, and how its backend's result answers the client."""
-
-    method: str
-    namespace: str
-    answer: Callable[[ToolResult], Any]
-
-
 class InputRounds:
-    """Requests held across rounds. No state of its own beyond what each held request is: the
-    held calls are `HeldCalls`'."""
+    """Requests held across rounds. No state of its own: the held calls are `HeldCalls`'."""
 
     def __init__(self, requests: Requests, handoff: LoopHandoff, held: HeldCalls | None = None) -> None:
         self._requests = requests
         self._handoff = handoff
         self._held = held if held is not None else HeldCalls(handoff)
-        self._what: dict[str, Held] = {}
 
     def applies(self, ctx: Any, namespace: str) -> bool:
         """Whether a request of the client of ``ctx`` to ``namespace`` goes in rounds."""
@@ -77,8 +63,7 @@ class InputRounds:
     ) -> Any:
         """Send ``message(inputs)`` held: the client's answer, or the first round asked for."""
         self._requests.seen(ctx)
-        held = self._held.open(declared(ctx))
-        self._what[held.ident] = what
+        held = self._held.open(what, declared(ctx))
         held.task = self._handoff.start(self._requests.held(namespace, message(held)))
         return await self._next(ctx, held)
 
@@ -87,8 +72,7 @@ class InputRounds:
         self._requests.seen(ctx)
         assert params.request_state is not None
         held = self._held.take(params.request_state)
-        what = self._what.get(held.ident)
-        if what is None or what.method != method:
+        if held.what.method != method:
             raise MCPError(types.INVALID_PARAMS, f"requestState is not for a {method} request")
         responses = {
             key: response.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -98,17 +82,15 @@ class InputRounds:
         return await self._next(ctx, held)
 
     async def _next(self, ctx: Any, held: HeldCall) -> Any:
-        namespace = self._what[held.ident].namespace
         while True:
             try:
-                event = await self._requests.serving(ctx, namespace, held.next())
+                event = await self._requests.serving(ctx, held.what.namespace, held.next())
             except BaseException:
-                self._drop(held)
+                self._abandon(held)
                 raise
             if isinstance(event, ToolResult):
-                what = self._what[held.ident]
-                self._drop(held)
-                return what.answer(event)
+                self._held.close(held)
+                return held.what.answer(event)
             missing = missing_capabilities(event.requests, declared(ctx))
             if not missing:
                 break
@@ -121,7 +103,7 @@ class InputRounds:
                     {"requiredCapabilities": missing},
                 )
                 held.refuse(error)
-                self._drop(held)
+                self._abandon(held)
                 raise MCPError(error.code, error.message, error.data)
             # A handshake-era backend cannot be told what this request declares: what it asks
             # of a capability the client lacks is answered as that client would.
@@ -130,11 +112,10 @@ class InputRounds:
             requests = _REQUESTS.validate_python(dict(event.requests))
         except pydantic.ValidationError as exc:
             held.refuse(InputRefused(types.INTERNAL_ERROR, "the gateway could not relay the request"))
-            self._drop(held)
+            self._abandon(held)
             raise MCPError(types.INTERNAL_ERROR, f"the backend asked for malformed input: {exc}") from None
         return types.InputRequiredResult(input_requests=requests, request_state=self._held.state(held))
 
-    def _drop(self, held: HeldCall) -> None:
+    def _abandon(self, held: HeldCall) -> None:
         held.abandon()
         self._held.close(held)
-        self._what.pop(held.ident, None)

@@ -10,7 +10,8 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from actors.gateway.conversion import prompt, protocol_error
-from actors.gateway.input_rounds import Held, InputRounds
+from actors.gateway.input_rounds import InputRounds
+from actors.gateway.rounds import Held
 from actors.gateway.routing import Requests, Serving
 from actors.mcp.catalog import PromptSpec
 from actors.mcp.inputs import CallInputs

@@ -29,11 +29,12 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 import mcp_types as types
+import pydantic
 from mcp.shared.exceptions import MCPError
 
 from actors.gateway.handoff import LoopHandoff
@@ -44,9 +45,11 @@ from actors.tools import ToolResult
 __all__ = [
     "KEY_ENV",
     "Asked",
+    "Held",
     "HeldCall",
     "HeldCalls",
     "StateSeal",
+    "declared",
     "missing_capabilities",
     "without_capability",
 ]
@@ -95,6 +98,15 @@ class StateSeal:
 
 
 @dataclass(frozen=True)
+class Held:
+    """What a held request is: its method, and how its backend's result answers the client."""
+
+    method: str
+    namespace: str
+    answer: Callable[[ToolResult], Any]
+
+
+@dataclass(frozen=True)
 class Asked:
     """One round of a backend's requests, waiting for the client's answers."""
 
@@ -108,8 +120,9 @@ class HeldCall:
     ``capabilities`` is immutable (read on the worker thread); the rest is the loop's.
     """
 
-    def __init__(self, ident: str, capabilities: Mapping[str, Any], handoff: LoopHandoff) -> None:
+    def __init__(self, ident: str, what: Held, capabilities: Mapping[str, Any], handoff: LoopHandoff) -> None:
         self.ident = ident
+        self.what = what
         self.capabilities: Mapping[str, Any] = capabilities
         self.round = 0
         self.task: asyncio.Future[ToolResult] | None = None
@@ -183,8 +196,8 @@ class HeldCalls:
         self._replica = secrets.token_hex(8)
         """Who holds this gateway's calls: a state sealed by another process names another."""
 
-    def open(self, capabilities: Mapping[str, Any]) -> HeldCall:
-        held = HeldCall(secrets.token_urlsafe(12), capabilities, self._handoff)
+    def open(self, what: Held, capabilities: Mapping[str, Any]) -> HeldCall:
+        held = HeldCall(secrets.token_urlsafe(12), what, capabilities, self._handoff)
         self._held[held.ident] = held
         return held
 
@@ -221,6 +234,15 @@ def _settle(slot: concurrent.futures.Future[Mapping[str, JSONObject]], outcome: 
             slot.set_exception(outcome)
         else:
             slot.set_result(outcome)
+
+
+def declared(ctx: Any) -> dict[str, Any]:
+    """The client capabilities of the request ``ctx`` (2026-07-28: declared per request)."""
+    capabilities = getattr(ctx.session, "client_capabilities", None)
+    if isinstance(capabilities, pydantic.BaseModel):
+        dumped = capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dict(dumped) if isinstance(dumped, Mapping) else {}
+    return {}
 
 
 def missing_capabilities(requests: Mapping[str, JSONObject], declared: Mapping[str, Any]) -> JSONObject:

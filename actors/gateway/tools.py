@@ -16,7 +16,8 @@ from mcp.shared.exceptions import MCPError
 
 from actors.gateway.conversion import refused, tool, tool_answer
 from actors.gateway.forwarding import Forwarding
-from actors.gateway.input_rounds import Held, InputRounds
+from actors.gateway.input_rounds import InputRounds
+from actors.gateway.rounds import Held
 from actors.gateway.routing import Requests, Serving
 from actors.gateway.search import CALL_TOOL, DEFAULT_LIMIT, MAX_LIMIT, META_TOOLS, SEARCH_TOOLS, ToolIndex
 from actors.runtime.messages import CallTool, ListTools

@@ -24,7 +24,7 @@ import pytest
 from actors.testing import procfs
 from tests.conftest import wait_until
 from tests.runtime.conftest import ROOT, stdio_server
-from tests.servers.http import free_port
+from tests.servers.http import HTTPServer, free_port
 
 HERE = Path(__file__).resolve().parent
 MCP_ACTORS = Path(sys.executable).with_name("mcp-actors")
@@ -196,6 +196,24 @@ class GatewayProcess:
 def http_gateway(config: Path, folder: Path, **options: Any) -> Iterator[GatewayProcess]:
     with GatewayProcess(config, folder, **options) as gateway:
         yield gateway
+
+
+@contextlib.contextmanager
+def everything_gateway(folder: Path, backend: str, **keys: Any) -> Iterator[GatewayProcess]:
+    """``mcp-actors serve --http`` before tests/servers/everything_server.py, unprefixed, with
+    sampling allowed. ``backend`` is the era the gateway speaks to it (``2026-07-28`` or
+    ``legacy``), over Streamable HTTP when prefixed ``http-``, else over stdio; ``keys`` are more
+    keys of its config entry."""
+    with contextlib.ExitStack() as stack:
+        if backend.startswith("http-"):
+            remote = stack.enter_context(HTTPServer(module="tests.servers.everything_server"))
+            everything: dict[str, object] = {"url": remote.url}
+        else:
+            everything = {"command": sys.executable, "args": ["-m", "tests.servers.everything_server"]}
+        era = backend.removeprefix("http-")
+        everything |= {"cwd": str(ROOT), "prefix": False, "sampling": "allow", "protocol": era, **keys}
+        config = write_config(folder, {"everything": everything})
+        yield stack.enter_context(http_gateway(config, folder))
 
 
 def node22() -> str:

@@ -8,9 +8,6 @@ clients of the SDK (``mcp.Client``) and of fastmcp.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,27 +17,12 @@ from fastmcp import Client as FastMCPClient
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from tests.gateway.conftest import ROOT, GatewayProcess, http_gateway, write_config
-from tests.servers.http import HTTPServer
+from tests.gateway.conftest import everything_gateway
 
 BACKENDS = ["2026-07-28", "legacy", "http-2026-07-28", "http-legacy"]
 
 MULTIPLE = "test_input_required_result_multiple_inputs"
 """Asks for a name (elicitation), a greeting (sampling) and the roots; says all three back."""
-
-
-@contextlib.contextmanager
-def gateway_before(tmp_path: Path, backend: str) -> Iterator[GatewayProcess]:
-    with contextlib.ExitStack() as stack:
-        if backend.startswith("http-"):
-            remote = stack.enter_context(HTTPServer(module="tests.servers.everything_server"))
-            everything: dict[str, object] = {"url": remote.url}
-        else:
-            everything = {"command": sys.executable, "args": ["-m", "tests.servers.everything_server"]}
-        era = backend.removeprefix("http-")
-        everything |= {"cwd": str(ROOT), "prefix": False, "sampling": "allow", "protocol": era}
-        config = write_config(tmp_path, {"everything": everything})
-        yield stack.enter_context(http_gateway(config, tmp_path))
 
 
 async def _elicit(ctx: Any, params: Any) -> types.ElicitResult:
@@ -96,7 +78,7 @@ def test_a_backends_questions_reach_the_sdk_client_in_its_era(
                 )
             assert tampered.value.error.code == types.INVALID_PARAMS
 
-    with gateway_before(tmp_path, backend) as gateway:
+    with everything_gateway(tmp_path, backend) as gateway:
         asyncio.run(scenario(gateway.url))
 
 
@@ -112,7 +94,7 @@ def test_a_2026_client_without_sampling_is_refused_with_32021(tmp_path: Path, ba
             # The refusal held nothing: the next call of the same client is answered.
             assert _text(await client.call_tool("test_input_required_result_elicitation", {}))
 
-    with gateway_before(tmp_path, backend) as gateway:
+    with everything_gateway(tmp_path, backend) as gateway:
         asyncio.run(scenario(gateway.url))
 
 
@@ -131,5 +113,6 @@ def test_a_backends_questions_reach_the_fastmcp_client(tmp_path: Path, backend: 
             result = await client.call_tool(MULTIPLE, {})
             assert _text(result) == "Hello Alice, roots: 1"  # type: ignore[arg-type]
 
-    with gateway_before(tmp_path, backend) as gateway:
+    with everything_gateway(tmp_path, backend) as gateway:
         asyncio.run(scenario(gateway.url))
+

@@ -11,15 +11,12 @@ an entry that passes fails the test too (delete it).
 
 from __future__ import annotations
 
-import contextlib
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conformance.requirements import REVISIONS, node22, required, run_set, suite_version, verdict
-from tests.gateway.conftest import ROOT, http_gateway, write_config
-from tests.servers.http import HTTPServer
+from tests.gateway.conftest import everything_gateway
 
 SET_TIMEOUT = 300.0
 
@@ -55,17 +52,7 @@ def test_every_required_server_scenario_passes_through_the_gateway(
     tmp_path: Path, revision: str, backend: str
 ) -> None:
     node = node22()
-    era = backend.removeprefix("http-")
-    with contextlib.ExitStack() as stack:
-        if backend.startswith("http-"):
-            remote = stack.enter_context(HTTPServer(module="tests.servers.everything_server"))
-            everything: dict[str, object] = {"url": remote.url}
-        else:
-            everything = {"command": sys.executable, "args": ["-m", "tests.servers.everything_server"]}
-        everything |= {"cwd": str(ROOT), "prefix": False, "sampling": "allow", "protocol": era}
-        everything["logLevel"] = "debug"
-        config = write_config(tmp_path, {"everything": everything})
-        gateway = stack.enter_context(http_gateway(config, tmp_path))
+    with everything_gateway(tmp_path, backend, logLevel="debug") as gateway:
         scenarios, output = run_set(
             node, revision, "server", ["--url", gateway.url], tmp_path / "results", SET_TIMEOUT
         )

@@ -10,12 +10,13 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from actors.gateway.handoff import LoopHandoff
-from actors.gateway.rounds import Asked, HeldCalls, StateSeal, missing_capabilities
+from actors.gateway.rounds import Asked, Held, HeldCalls, StateSeal, missing_capabilities
 from actors.mcp.inputs import InputRefused, required_capabilities
 
 ELICIT = {"method": "elicitation/create", "params": {"message": "name?", "requestedSchema": {}}}
 SAMPLE = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}}
 ROOTS = {"method": "roots/list", "params": {}}
+WHAT = Held("tools/call", "everything", lambda result: result)
 
 
 def test_a_sealed_state_opens_to_its_payload() -> None:
@@ -63,7 +64,7 @@ def test_a_retry_finds_its_held_request_once() -> None:
         handoff = LoopHandoff()
         handoff.bind(asyncio.get_running_loop())
         held_calls = HeldCalls(handoff, StateSeal(b"k" * 32))
-        held = held_calls.open({"elicitation": {}})
+        held = held_calls.open(WHAT, {"elicitation": {}})
         held.task = asyncio.get_running_loop().create_future()
         answers = held.ask({"name": ELICIT})
         asked = await held.next()
@@ -92,7 +93,7 @@ def test_a_state_of_another_gateway_process_is_refused_as_such() -> None:
         handoff.bind(asyncio.get_running_loop())
         key = StateSeal(b"k" * 32)
         here, there = HeldCalls(handoff, key), HeldCalls(handoff, key)
-        held = there.open({})
+        held = there.open(WHAT, {})
         held.task = asyncio.get_running_loop().create_future()
         held.ask({"r": ROOTS})
         await held.next()
@@ -107,7 +108,7 @@ def test_a_refused_round_fails_the_backends_request_with_the_error() -> None:
     async def scenario() -> concurrent.futures.Future[object]:
         handoff = LoopHandoff()
         handoff.bind(asyncio.get_running_loop())
-        held = HeldCalls(handoff, StateSeal(b"k" * 32)).open({})
+        held = HeldCalls(handoff, StateSeal(b"k" * 32)).open(WHAT, {})
         held.task = asyncio.get_running_loop().create_future()
         answers = held.ask({"s": SAMPLE})
         await held.next()
@@ -125,7 +126,7 @@ def test_the_result_ends_the_rounds() -> None:
     async def scenario() -> object:
         handoff = LoopHandoff()
         handoff.bind(asyncio.get_running_loop())
-        held = HeldCalls(handoff, StateSeal(b"k" * 32)).open({})
+        held = HeldCalls(handoff, StateSeal(b"k" * 32)).open(WHAT, {})
         task = asyncio.get_running_loop().create_future()
         task.set_result("the result")
         held.task = task
