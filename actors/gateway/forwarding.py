@@ -1,9 +1,10 @@
 """Forwarding: what a backend says or asks while it serves a client's request, to that client.
 
-Its log messages (`ServerLogs`, a logging handler on ``actors.server``), its progress, and its
-server requests (sampling, elicitation, roots). They arrive on the runtime's host thread; each
-is handed to the gateway's loop, which alone knows which client is being served by whom.
-"""
+Its log messages (`ServerLogs`, a logging handler on ``actors.server``), its progress, and the
+server requests (sampling, elicitation, roots) that no request's own `ClientInputs` answers
+(`actors.gateway.client_inputs`), which go to the oldest request it is serving. They arrive on
+the runtime's host thread; each is handed to the gateway's loop, which alone knows which client
+is being served by whom."""
 
 from __future__ import annotations
 

@@ -21,6 +21,7 @@ from mcp.server.connection import allowed_log_levels
 from mcp.shared.exceptions import MCPError
 
 from actors.config import RuntimeConfig
+from actors.gateway.client_inputs import ClientInputs
 from actors.gateway.external import ExternalNames
 from actors.gateway.handoff import LoopHandoff
 from actors.gateway.sessions import Sessions
@@ -28,7 +29,14 @@ from actors.gateway.watches import Followed
 from actors.mcp.catalog import PromptSpec
 from actors.mcp.names import external_name
 from actors.runtime import Runtime
-from actors.runtime.messages import CallTool, ListPrompts, ListTools, ResourceSubscription, ServerRequest
+from actors.runtime.messages import (
+    CallTool,
+    GetPrompt,
+    ListPrompts,
+    ListTools,
+    ResourceSubscription,
+    ServerRequest,
+)
 from actors.runtime.registry import Route
 from actors.tools import ToolResult, ToolSpec
 
@@ -199,8 +207,11 @@ class Requests:
             raise
 
     async def served(self, ctx: Any, namespace: str, message: ServerRequest) -> ToolResult:
-        """Send ``message`` here; a client that cancels its request cancels it at the backend."""
+        """Send ``message`` here; a client that cancels its request cancels it at the backend.
+        What its backend asks meanwhile is asked of the client of ``ctx`` (`ClientInputs`)."""
         self.seen(ctx)
+        if isinstance(message, CallTool | GetPrompt) and message.inputs is None:
+            message = message.with_inputs(ClientInputs(ctx, self._handoff))
         ticket = self._sessions.busy(namespace, ctx)
         try:
             self._routes.send(message)

@@ -189,6 +189,10 @@ class GetPrompt:
     def target(self) -> str:
         return str(self.prompt)
 
+    def with_inputs(self, inputs: CallInputs) -> GetPrompt:
+        """This request, with its server's requests answered by ``inputs``."""
+        return dataclasses.replace(self, inputs=inputs, reply=_slot())
+
     def refusal(self, max_argument_bytes: int | None = None) -> Refusal | None:
         """Why this request must not be sent, classified, or None."""
         if not isinstance(self.prompt, str) or not self.prompt:

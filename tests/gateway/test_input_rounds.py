@@ -23,6 +23,8 @@ BACKENDS = ["2026-07-28", "legacy", "http-2026-07-28", "http-legacy"]
 
 MULTIPLE = "test_input_required_result_multiple_inputs"
 """Asks for a name (elicitation), a greeting (sampling) and the roots; says all three back."""
+ELICITS = "test_input_required_result_elicitation"
+"""Asks for a name; answers ``Hello, <name>!``."""
 
 
 async def _elicit(ctx: Any, params: Any) -> types.ElicitResult:
@@ -116,3 +118,37 @@ def test_a_backends_questions_reach_the_fastmcp_client(tmp_path: Path, backend: 
     with everything_gateway(tmp_path, backend) as gateway:
         asyncio.run(scenario(gateway.url))
 
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_each_handshake_era_clients_question_reaches_that_client(tmp_path: Path, backend: str) -> None:
+    """Two clients' calls in flight on one backend at once: each question goes to the client
+    whose call it is for, not to whichever call is oldest (the first client's question is still
+    open when the second client's call asks its own)."""
+    first_asked, second_asked = asyncio.Event(), asyncio.Event()
+    asked = {"first": 0, "second": 0}
+
+    def answering(who: str) -> Any:
+        async def elicit(ctx: Any, params: Any) -> types.ElicitResult:
+            asked[who] += 1
+            if who == "first":
+                first_asked.set()
+                await asyncio.wait_for(second_asked.wait(), 60)
+            else:
+                second_asked.set()
+            return types.ElicitResult(action="accept", content={"name": who})
+
+        return elicit
+
+    async def scenario(url: str) -> None:
+        async with (
+            Client(url, mode="legacy", elicitation_callback=answering("first")) as first,
+            Client(url, mode="legacy", elicitation_callback=answering("second")) as second,
+        ):
+            one = asyncio.create_task(first.call_tool(ELICITS, {}))
+            await asyncio.wait_for(first_asked.wait(), 60)
+            assert _text(await second.call_tool(ELICITS, {})) == "Hello, second!"
+            assert _text(await one) == "Hello, first!"
+        assert asked == {"first": 1, "second": 1}
+
+    with everything_gateway(tmp_path, backend) as gateway:
+        asyncio.run(scenario(gateway.url))

@@ -1,0 +1,130 @@
+"""What a backend asks while it serves a handshake-era client's request, asked of that client.
+
+Such a client has a back-channel: the backend's sampling, elicitation and roots requests reach
+it as requests of the gateway's own, sent with the request they are for
+(``related_request_id``, so Streamable HTTP sends them on that request's stream). `ClientInputs`
+is the request's `CallInputs`: the runtime gives it exactly the questions asked for that call
+(a 2026-07-28 backend's rounds; a handshake-era backend's requests while the call is in flight),
+so no guess decides which client a question is for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import functools
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+import mcp_types as types
+import pydantic
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+
+from actors.gateway.handoff import LoopHandoff
+from actors.gateway.rounds import declared, missing_capabilities, without_capability
+from actors.mcp.inputs import InputRefused
+from actors.mcp.transport import JSONObject
+
+__all__ = ["ClientInputs"]
+
+logger = logging.getLogger(__name__)
+
+_MODELS: Final[Mapping[str, tuple[type[pydantic.BaseModel], type[pydantic.BaseModel]]]] = {
+    "sampling/createMessage": (types.CreateMessageRequest, types.CreateMessageResult),
+    "elicitation/create": (types.ElicitRequest, types.ElicitResult),
+    "roots/list": (types.ListRootsRequest, types.ListRootsResult),
+}
+"""Each request a backend may ask of a client: its model, and its result's."""
+
+_Answers = concurrent.futures.Future[Mapping[str, JSONObject]]
+
+
+class ClientInputs:
+    """Answers a backend's questions for one request of a handshake-era client, by asking it.
+
+    ``capabilities`` (what the client declared at ``initialize``, never changed after) is read
+    on a runtime thread, and worked out only then: most calls ask nothing. `ask` is called there
+    too and hands each round to the gateway's loop, which alone sends.
+    """
+
+    def __init__(self, ctx: Any, handoff: LoopHandoff) -> None:
+        self._ctx = ctx
+        self._session = ctx.session
+        self._related = ServerMessageMetadata(related_request_id=ctx.request_id)
+        self._handoff = handoff
+
+    @functools.cached_property
+    def capabilities(self) -> Mapping[str, Any]:
+        return declared(self._ctx)
+
+    def ask(self, requests: Mapping[str, JSONObject]) -> _Answers:
+        slot: _Answers = concurrent.futures.Future()
+        missing = missing_capabilities(requests, self.capabilities)
+        if missing:
+            # What the backend was not told (a handshake-era backend learns the capabilities
+            # once, for every client): answered as a client without them would, or refused.
+            answered = without_capability(requests, missing)
+            if answered is None:
+                names = ", ".join(sorted(missing))
+                slot.set_exception(
+                    InputRefused(
+                        types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                        f"the client did not declare the capability {names}",
+                        {"requiredCapabilities": missing},
+                    )
+                )
+            else:
+                slot.set_result(answered)
+        elif not self._handoff.call(self._ask_on_loop, dict(requests), slot):
+            slot.set_exception(InputRefused(types.INTERNAL_ERROR, "the gateway is not serving"))
+        return slot
+
+    def _ask_on_loop(self, requests: Mapping[str, JSONObject], slot: _Answers) -> None:
+        if slot.done():
+            return  # the runtime gave up on the round before it reached the loop
+        task = self._handoff.start(self._answers(requests))
+        # The runtime cancels the round it gives up on (from its own thread).
+        slot.add_done_callback(lambda _: slot.cancelled() and self._handoff.call(task.cancel))
+        task.add_done_callback(lambda done: _settle(slot, done))
+
+    async def _answers(self, requests: Mapping[str, JSONObject]) -> Mapping[str, JSONObject]:
+        keys = list(requests)
+        results = await asyncio.gather(*(self._answer(requests[key]) for key in keys))
+        return dict(zip(keys, results, strict=True))
+
+    async def _answer(self, request: JSONObject) -> JSONObject:
+        method = str(request.get("method"))
+        models = _MODELS.get(method)
+        if models is None:
+            raise InputRefused(types.METHOD_NOT_FOUND, f"the gateway cannot relay {method!r} to its client")
+        model, result_model = models
+        try:
+            message = model.model_validate({"method": method, "params": request.get("params") or {}})
+        except pydantic.ValidationError as exc:
+            raise InputRefused(types.INVALID_PARAMS, f"the backend asked for malformed input: {exc}") from exc
+        try:
+            result = await self._session.send_request(message, result_model, metadata=self._related)
+        except MCPError as exc:
+            raise InputRefused(exc.error.code, exc.error.message, exc.error.data) from None
+        except (pydantic.ValidationError, RuntimeError, OSError) as exc:
+            logger.debug("gateway: could not ask the client: %r", exc)
+            raise InputRefused(types.INTERNAL_ERROR, f"the client could not be asked: {exc}") from None
+        dumped: JSONObject = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped
+
+
+def _settle(slot: _Answers, task: asyncio.Task[Mapping[str, JSONObject]]) -> None:
+    """Answer ``slot`` with how ``task`` ended, unless the runtime gave up on it meanwhile."""
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
+        error = None if task.cancelled() else task.exception()
+        if task.cancelled():
+            slot.set_exception(InputRefused(types.INTERNAL_ERROR, "the client's request ended"))
+        elif error is None:
+            slot.set_result(task.result())
+        elif isinstance(error, InputRefused):
+            slot.set_exception(error)
+        else:
+            slot.set_exception(InputRefused(types.INTERNAL_ERROR, f"the client could not be asked: {error}"))
