@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import functools
 import logging
 from collections.abc import Mapping
@@ -24,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 
 from actors.gateway.handoff import LoopHandoff
-from actors.gateway.rounds import declared, missing_capabilities, without_capability
+from actors.gateway.rounds import capabilities_json, missing_capabilities, settle, without_capability
 from actors.mcp.inputs import InputRefused
 from actors.mcp.transport import JSONObject
 
@@ -45,20 +44,21 @@ _Answers = concurrent.futures.Future[Mapping[str, JSONObject]]
 class ClientInputs:
     """Answers a backend's questions for one request of a handshake-era client, by asking it.
 
-    ``capabilities`` (what the client declared at ``initialize``, never changed after) is read
-    on a runtime thread, and worked out only then: most calls ask nothing. `ask` is called there
-    too and hands each round to the gateway's loop, which alone sends.
+    ``capabilities`` is read on a runtime thread: from what the client declared at
+    ``initialize`` (an immutable model, taken on the loop), worked out only then, as most calls
+    ask nothing. `ask` is called there too and hands each round to the gateway's loop, which
+    alone sends.
     """
 
     def __init__(self, ctx: Any, handoff: LoopHandoff) -> None:
-        self._ctx = ctx
+        self._declared = getattr(ctx.session, "client_capabilities", None)
         self._session = ctx.session
         self._related = ServerMessageMetadata(related_request_id=ctx.request_id)
         self._handoff = handoff
 
     @functools.cached_property
     def capabilities(self) -> Mapping[str, Any]:
-        return declared(self._ctx)
+        return capabilities_json(self._declared)
 
     def ask(self, requests: Mapping[str, JSONObject]) -> _Answers:
         slot: _Answers = concurrent.futures.Future()
@@ -88,12 +88,16 @@ class ClientInputs:
         task = self._handoff.start(self._answers(requests))
         # The runtime cancels the round it gives up on (from its own thread).
         slot.add_done_callback(lambda _: slot.cancelled() and self._handoff.call(task.cancel))
-        task.add_done_callback(lambda done: _settle(slot, done))
+        task.add_done_callback(lambda done: settle(slot, _outcome(done)))
 
     async def _answers(self, requests: Mapping[str, JSONObject]) -> Mapping[str, JSONObject]:
-        keys = list(requests)
-        results = await asyncio.gather(*(self._answer(requests[key]) for key in keys))
-        return dict(zip(keys, results, strict=True))
+        try:
+            # One refusal ends the round: the other questions are withdrawn, not left open.
+            async with asyncio.TaskGroup() as group:
+                asked = {key: group.create_task(self._answer(request)) for key, request in requests.items()}
+        except* InputRefused as refused:
+            raise refused.exceptions[0] from None
+        return {key: task.result() for key, task in asked.items()}
 
     async def _answer(self, request: JSONObject) -> JSONObject:
         method = str(request.get("method"))
@@ -107,24 +111,20 @@ class ClientInputs:
             raise InputRefused(types.INVALID_PARAMS, f"the backend asked for malformed input: {exc}") from exc
         try:
             result = await self._session.send_request(message, result_model, metadata=self._related)
-        except MCPError as exc:
+        except MCPError as exc:  # the client's error, or the SDK's NoBackChannelError
             raise InputRefused(exc.error.code, exc.error.message, exc.error.data) from None
-        except (pydantic.ValidationError, RuntimeError, OSError) as exc:
-            logger.debug("gateway: could not ask the client: %r", exc)
-            raise InputRefused(types.INTERNAL_ERROR, f"the client could not be asked: {exc}") from None
         dumped: JSONObject = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dumped
 
 
-def _settle(slot: _Answers, task: asyncio.Task[Mapping[str, JSONObject]]) -> None:
-    """Answer ``slot`` with how ``task`` ended, unless the runtime gave up on it meanwhile."""
-    with contextlib.suppress(concurrent.futures.InvalidStateError):
-        error = None if task.cancelled() else task.exception()
-        if task.cancelled():
-            slot.set_exception(InputRefused(types.INTERNAL_ERROR, "the client's request ended"))
-        elif error is None:
-            slot.set_result(task.result())
-        elif isinstance(error, InputRefused):
-            slot.set_exception(error)
-        else:
-            slot.set_exception(InputRefused(types.INTERNAL_ERROR, f"the client could not be asked: {error}"))
+def _outcome(task: asyncio.Task[Mapping[str, JSONObject]]) -> Mapping[str, JSONObject] | InputRefused:
+    """How ``task`` ended, as the round's answers or its refusal."""
+    if task.cancelled():
+        return InputRefused(types.INTERNAL_ERROR, "the client's request ended")
+    error = task.exception()
+    if error is None:
+        return task.result()
+    if isinstance(error, InputRefused):
+        return error
+    logger.debug("gateway: could not ask the client: %r", error)
+    return InputRefused(types.INTERNAL_ERROR, f"the client could not be asked: {error}")

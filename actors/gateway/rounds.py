@@ -49,8 +49,10 @@ __all__ = [
     "HeldCall",
     "HeldCalls",
     "StateSeal",
+    "capabilities_json",
     "declared",
     "missing_capabilities",
+    "settle",
     "without_capability",
 ]
 
@@ -148,7 +150,7 @@ class HeldCall:
 
     def _expire(self, asked: Asked) -> None:
         error = f"the client did not come back with the answers within {_RETRY_WAIT:g} s"
-        _settle(asked.slot, InputRefused(types.INTERNAL_ERROR, error))
+        settle(asked.slot, InputRefused(types.INTERNAL_ERROR, error))
 
     async def next(self) -> Asked | ToolResult:
         """The backend's next round of requests, or the call's result."""
@@ -171,13 +173,13 @@ class HeldCall:
         waiting, self.waiting = self.waiting, None
         self.round += 1
         if waiting is not None:
-            _settle(waiting.slot, dict(responses))
+            settle(waiting.slot, dict(responses))
 
     def refuse(self, error: InputRefused) -> None:
         """The round that is waiting is refused (its backend gets ``error``)."""
         waiting, self.waiting = self.waiting, None
         if waiting is not None:
-            _settle(waiting.slot, error)
+            settle(waiting.slot, error)
 
     def abandon(self) -> None:
         """Nobody will come back for this call: its backend is told no, and its call cancelled."""
@@ -227,7 +229,7 @@ class HeldCalls:
         return held
 
 
-def _settle(slot: concurrent.futures.Future[Mapping[str, JSONObject]], outcome: Any) -> None:
+def settle(slot: concurrent.futures.Future[Mapping[str, JSONObject]], outcome: Any) -> None:
     """Answer ``slot`` unless it is done (the runtime may have given up on it meanwhile)."""
     with contextlib.suppress(concurrent.futures.InvalidStateError):
         if isinstance(outcome, BaseException):
@@ -238,7 +240,11 @@ def _settle(slot: concurrent.futures.Future[Mapping[str, JSONObject]], outcome: 
 
 def declared(ctx: Any) -> dict[str, Any]:
     """The client capabilities of the request ``ctx`` (2026-07-28: declared per request)."""
-    capabilities = getattr(ctx.session, "client_capabilities", None)
+    return capabilities_json(getattr(ctx.session, "client_capabilities", None))
+
+
+def capabilities_json(capabilities: object) -> dict[str, Any]:
+    """A client's declared ``ClientCapabilities`` as JSON (``{}`` for none)."""
     if isinstance(capabilities, pydantic.BaseModel):
         dumped = capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dict(dumped) if isinstance(dumped, Mapping) else {}
