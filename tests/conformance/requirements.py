@@ -1,12 +1,12 @@
 """The frozen requirement sets of the current official conformance suite, run and read.
 
-``@modelcontextprotocol/conformance`` 0.2.0-alpha.12 (npm alias ``conformance-next`` in this
-folder's package.json) names, per spec revision, exactly the scenarios conformance requires
+``@modelcontextprotocol/conformance`` 0.2.0-alpha.12 (the package this folder's package.json
+pins under its own name) names, per spec revision, exactly the scenarios conformance requires
 (``--requirements 2026-07-28``, ``--requirements 2025-11-25``), frozen at the revision's release
 and run at its wire version. `required` lists them, `run_set` runs one set (as ``server`` against
 a URL or as ``client`` with a command) and returns each scenario's checks.
 
-The older suite (0.1.16, the package's own name) stays for what these sets do not cover: the
+The older suite (0.1.16, npm alias ``conformance-0.1``) stays for what these sets do not cover: the
 handshake-era scenarios the client tests run in both protocol modes.
 """
 
@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 HERE = Path(__file__).resolve().parent
-SUITE = HERE / "node_modules" / "conformance-next" / "dist" / "index.js"
-VERSION_FILE = HERE / "node_modules" / "conformance-next" / "package.json"
+SUITE = HERE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+VERSION_FILE = SUITE.parent.parent / "package.json"
 REVISIONS = ("2026-07-28", "2025-11-25")
 
 Role = Literal["server", "client"]
@@ -70,7 +70,7 @@ def node22() -> str:
     node = HERE / "node_modules" / ".bin" / "node"
     if not SUITE.is_file() or not os.access(node, os.X_OK):
         raise AssertionError(
-            "the conformance suite 0.2.0 (conformance-next) or its Node 22 is not installed: "
+            "the conformance suite 0.2.0 or its Node 22 is not installed: "
             "run `npm ci --prefix tests/conformance` (make test does)"
         )
     return str(node)

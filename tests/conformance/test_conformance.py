@@ -1,4 +1,5 @@
-"""The official MCP conformance suite (@modelcontextprotocol/conformance) judges our client side.
+"""The older official MCP conformance suite (0.1.16, npm alias ``conformance-0.1``) judges our client
+side; the current one's requirement sets are tests/conformance/test_requirements_client.py.
 
 For each client scenario the suite starts a scenario server and runs ``client.py`` (the actor
 runtime) with the server's URL; its checks say whether the client did the right thing. The
@@ -37,7 +38,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 NODE_MODULES = HERE / "node_modules"
-SUITE = NODE_MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+SUITE = NODE_MODULES / "conformance-0.1" / "dist" / "index.js"
 CLIENT = HERE / "client.py"
 BASELINE = HERE / "expected-failures.yml"
 

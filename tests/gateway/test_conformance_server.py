@@ -1,5 +1,5 @@
-"""The official conformance **server** suite (@modelcontextprotocol/conformance, the version pinned
-in tests/conformance) judges the gateway: ``mcp-actors serve --http`` in front of
+"""The older official conformance **server** suite (@modelcontextprotocol/conformance 0.1.16, npm
+alias ``conformance-0.1`` in tests/conformance) judges the gateway: ``mcp-actors serve --http`` in front of
 tests/servers/everything_server.py (``"prefix": false``, so the suite finds the names it
 expects; ``"sampling": "allow"``, so the server may ask the client's model), with the backend
 spoken to in either protocol era. The suite itself speaks the handshake era to the gateway.
@@ -26,7 +26,7 @@ import pytest
 from tests.gateway.conftest import ROOT, http_gateway, missing, write_config
 
 CONFORMANCE = ROOT / "tests" / "conformance" / "node_modules"
-SUITE = CONFORMANCE / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+SUITE = CONFORMANCE / "conformance-0.1" / "dist" / "index.js"
 SUITE_TIMEOUT = 240.0
 
 EXPECTED_FAILURES: dict[str, str] = {}
