@@ -6,7 +6,10 @@ to run but waiting for a CPU, by the kernel's own account (Linux ``schedstat``),
 machine was overloaded; and, of the time it was blocked while the stall sampler could not
 run either (so another thread held the GIL), as much as one other thread of the process
 waited for a CPU meanwhile (a thread taken off its CPU while it holds the GIL blocks the loop
-until it runs again). A loop thread blocked in a call (a sleep, a read) lets the sampler run
+until it runs again); and, of the time it was blocked, as much as the hypervisor took from
+a CPU of the machine (``/proc/stat`` steal: a virtual machine's CPU taken away runs none of
+its threads, which then are neither on a CPU nor waiting for one by the guest kernel's
+account). A loop thread blocked in a call (a sleep, a read) lets the sampler run
 and see it there: that is never excused. That part is not held against the test; such a lag is reported
 as excused, with its numbers. Lag spent running on the loop, or blocked by a thread that holds
 the GIL while it runs (or in a blocking call), always counts.
@@ -55,7 +58,12 @@ def judge(
     if scheduling is not None:
         blocked = max(0.0, worst.seconds - scheduling.on_cpu - scheduling.waiting_for_cpu)
         gil = sum(_overlap(s, span) for s in stalls if s.sampler_blocked)
-        excused = scheduling.waiting_for_cpu + min(blocked, gil, scheduling.other_waiting_for_cpu)
+        # A stolen CPU stalls whoever was on it, even asleep in the selector; blocked time the
+        # sampler saw the loop thread spend in a call of ours stays held against the test.
+        in_a_call = any(not s.sampler_blocked for s in stalls)
+        stolen = 0.0 if in_a_call else scheduling.stolen
+        held = min(gil, scheduling.other_waiting_for_cpu)
+        excused = scheduling.waiting_for_cpu + min(blocked, max(held, stolen))
     failed = worst.seconds - excused > limit
     if scheduling is not None:
         text += (
@@ -67,6 +75,8 @@ def judge(
                 f"; the longest another thread ({scheduling.other}) waited for a CPU around it: "
                 f"{_ms(scheduling.other_waiting_for_cpu)}"
             )
+        if scheduling.stolen:
+            text += f"; the hypervisor took up to {_ms(scheduling.stolen)} from a CPU of the machine"
     text += ": something blocked the loop thread" if failed else ": the machine was too busy to run it"
     for stall in stalls:
         text += f"\nwhile it lagged, for {_ms(stall.seconds)}, the loop thread was in:\n{stall.stack}"

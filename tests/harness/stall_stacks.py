@@ -85,6 +85,9 @@ class Scheduling:
     """The longest any one other thread of the process waited for a CPU around the span."""
     other: str = ""
     """That thread's name."""
+    stolen: float = 0.0
+    """The most time the hypervisor took from any one CPU of the machine around the span
+    (Linux ``/proc/stat`` steal): a virtual CPU taken away runs no thread, ready or not."""
 
 
 def _schedstat(native_id: int) -> tuple[int, int] | None:
@@ -94,6 +97,19 @@ def _schedstat(native_id: int) -> tuple[int, int] | None:
     except OSError:
         return None
     return int(fields[0]), int(fields[1])
+
+
+def _steal() -> tuple[int, ...] | None:
+    """Per CPU of the machine: clock ticks the hypervisor ran something else (``steal``)."""
+    try:
+        lines = Path("/proc/stat").read_text().splitlines()
+    except OSError:
+        return None
+    # "cpuN user nice system idle iowait irq softirq steal ...": the aggregate "cpu" line skipped.
+    return tuple(int(f[8]) for f in (line.split() for line in lines) if f[0][3:].isdigit() and len(f) > 8)
+
+
+_TICK = 1 / os.sysconf("SC_CLK_TCK")
 
 
 def _stack(frame: FrameType | None, limit: int = 40) -> tuple[str, ...]:
@@ -135,6 +151,8 @@ class StallSampler:
         # The same of the other threads, every `others_every` samples: (time, thread, cpu, wait).
         self._others: deque[tuple[float, int, int, int]] = deque(maxlen=60_000)
         self._names: dict[int, str] = {}
+        # (time, per-CPU steal ticks) of the machine, every sample.
+        self._steal: deque[tuple[float, tuple[int, ...]]] = deque(maxlen=30_000)
 
     def start(self) -> StallSampler:
         gc.callbacks.append(self._on_gc)
@@ -178,6 +196,7 @@ class StallSampler:
             sum(wait for _, wait in loops.values()) / 1e9,
             others[longest][1] / 1e9 if longest is not None else 0.0,
             self._names.get(longest, str(longest)) if longest is not None else "",
+            _stolen(list(self._steal), start, end),
         )
 
     def _on_gc(self, phase: str, info: dict[str, int]) -> None:
@@ -226,6 +245,8 @@ class StallSampler:
         for loop_thread in loops.values():
             if loop_thread.native_id is not None and (stat := _schedstat(loop_thread.native_id)):
                 self._sched.append((now, loop_thread.native_id, *stat))
+        if (steal := _steal()) is not None:
+            self._steal.append((now, steal))
         self._samples += 1
         if self._samples % self.others_every == 0:
             self._note_others(now, threads, {t.native_id for t in loops.values()})
@@ -290,6 +311,16 @@ def _deltas(
         thread: (cpu - base.get(thread, (0, 0))[0], wait - base.get(thread, (0, 0))[1])
         for thread, (cpu, wait, _) in top.items()
     }
+
+
+def _stolen(samples: list[tuple[float, tuple[int, ...]]], start: float, end: float) -> float:
+    """Seconds of steal of the CPU that lost most, from the last sample at or before ``start``
+    to the first after ``end`` (0 without a sample on each side)."""
+    before = next((steal for at, steal in reversed(samples) if at <= start), None)
+    after = next((steal for at, steal in samples if at > end), None)
+    if before is None or after is None or len(before) != len(after):
+        return 0.0
+    return max((b - a for a, b in zip(before, after, strict=True)), default=0) * _TICK
 
 
 def _is_loop(thread: threading.Thread) -> bool:

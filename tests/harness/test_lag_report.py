@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
+import pytest
+
 from actors.mcp.loop import LoopLag
 from tests.harness.lag_report import LIMIT, judge
-from tests.harness.stall_stacks import Collection, Scheduling, Stall, StallSampler
+from tests.harness.stall_stacks import _TICK, Collection, Scheduling, Stall, StallSampler, _steal, _stolen
 
 
 class Recorded(StallSampler):
@@ -75,3 +79,34 @@ def test_a_lag_blocked_while_another_thread_waited_for_a_cpu_is_excused_up_to_th
     brief = Scheduling(on_cpu=0.0, waiting_for_cpu=0.0, other_waiting_for_cpu=0.05, other="actor-b")
     short = judge(LAG, LIMIT, Recorded(brief, sampler_blocked=True))
     assert short is not None and short.failed
+
+
+def test_a_lag_blocked_while_the_hypervisor_took_a_cpu_is_excused_up_to_the_steal() -> None:
+    # Neither on a CPU nor waiting for one by the guest's account: its CPU was taken away.
+    stolen = Scheduling(on_cpu=0.0, waiting_for_cpu=0.0, stolen=0.25)
+    verdict = judge(LAG, LIMIT, Recorded(stolen, sampler_blocked=True))
+    assert verdict is not None and not verdict.failed, verdict
+    assert "the hypervisor took up to 250 ms from a CPU of the machine" in verdict.text
+    # A loop thread the sampler saw blocked in a call of ours is not excused by steal.
+    in_a_call = judge(LAG, LIMIT, Recorded(stolen))
+    assert in_a_call is not None and in_a_call.failed
+    # Steal excuses only what it took: 50 ms of it leaves 250 ms blocked.
+    little = judge(LAG, LIMIT, Recorded(Scheduling(on_cpu=0.0, waiting_for_cpu=0.0, stolen=0.05), True))
+    assert little is not None and little.failed
+    # Nor does it excuse time the loop thread ran.
+    ran = judge(LAG, LIMIT, Recorded(Scheduling(on_cpu=0.25, waiting_for_cpu=0.0, stolen=0.3), True))
+    assert ran is not None and ran.failed
+
+
+def test_steal_is_counted_from_the_samples_around_a_span_for_the_cpu_that_lost_most() -> None:
+    samples = [(1.0, (100, 200)), (2.0, (105, 230)), (3.0, (140, 231))]
+    assert _stolen(samples, 1.5, 2.5) == pytest.approx(40 * _TICK)  # 1.0..3.0: cpu0 40, cpu1 31
+    assert _stolen(samples, 0.5, 1.5) == 0.0  # no sample before the span
+    assert _stolen(samples, 2.5, 3.5) == 0.0  # none after it
+    assert _stolen([(1.0, (1,)), (2.0, (1, 2))], 0.5, 1.5) == 0.0  # a CPU came or went
+
+
+def test_the_machine_s_steal_is_read_per_cpu() -> None:
+    steal = _steal()
+    assert steal is not None and 1 <= len(steal) <= (os.cpu_count() or 1)
+    assert all(ticks >= 0 for ticks in steal)
