@@ -31,6 +31,8 @@ __all__ = ["Refusal", "check_call", "check_timeout", "is_seconds", "not_offered"
 
 # How many of a server's names a "not offered" message lists.
 _LISTED_NAMES = 20
+# SEP-2243: the property keyword that mirrors an argument into an ``Mcp-Param-*`` header.
+_HEADER_KEYWORD = "x-mcp-header"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +100,33 @@ def check_call(
             f"tool {tool!r} of {server!r} can only run as a task "
             '(execution.taskSupport "required"), which mcp-actors does not support',
         )
-    if schema and (problem := validate_inputs(spec, arguments)) is not None:
+    if schema and (problem := validate_inputs(spec, _as_given(spec, arguments))) is not None:
         return Refusal(ErrorType.VALIDATION, RefusalReason.SCHEMA, problem)
     return None
+
+
+def _as_given(spec: ToolSpec, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``arguments`` without the nulls that SEP-2243 reads as "not given": a top-level property
+    the schema mirrors into a header (``x-mcp-header``) and does not require, passed as null,
+    has its header omitted, so it is checked as omitted (and sent as the caller gave it)."""
+    if None not in arguments.values():
+        return arguments
+    properties = spec.input_schema.get("properties")
+    required = spec.input_schema.get("required")
+    if not isinstance(properties, Mapping):
+        return arguments
+    needed = set(required) if isinstance(required, list) else set()
+
+    def omitted(name: str, value: object) -> bool:
+        declared = properties.get(name)
+        return (
+            value is None
+            and name not in needed
+            and isinstance(declared, Mapping)
+            and declared.get(_HEADER_KEYWORD) is not None
+        )
+
+    return {name: value for name, value in arguments.items() if not omitted(name, value)}
 
 
 def _shape(arguments: object, timeout: object, max_argument_bytes: int | None) -> Refusal | None:

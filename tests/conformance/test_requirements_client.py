@@ -31,12 +31,7 @@ SCENARIO_TIMEOUT = 120.0
 SCENARIO_TIMEOUT_MS = "60000"
 
 KNOWN: dict[str, dict[str, str]] = {
-    "2026-07-28": {
-        "http-custom-headers": (
-            "issue 21: test_custom_headers_null passes verbose=null for an optional boolean; the "
-            "runtime's check refuses it before the call (None is not of type 'boolean')"
-        ),
-    },
+    "2026-07-28": {},
     "2025-11-25": {},
 }
 

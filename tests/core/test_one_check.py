@@ -69,6 +69,38 @@ def test_schema_false_leaves_the_schema_and_shape_false_the_shape() -> None:
     assert check_call({"x": "a" * 100}, max_argument_bytes=50, shape=False) is None
 
 
+HEADERS = {
+    "type": "object",
+    "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "verbose": {"type": "boolean", "x-mcp-header": "Verbose"},
+        "quiet": {"type": "boolean"},
+    },
+    "required": ["region"],
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "refused"),
+    [
+        ({"region": "eu", "verbose": None}, False),  # optional header parameter: null is "not given"
+        ({"region": "eu", "verbose": True}, False),
+        ({"region": "eu", "verbose": "yes"}, True),
+        ({"region": None}, True),  # required: null is no string
+        ({"region": "eu", "quiet": None}, True),  # not a header parameter: null is no boolean
+    ],
+)
+def test_null_counts_as_not_given_only_for_an_optional_header_parameter(
+    arguments: dict[str, Any], refused: bool
+) -> None:
+    """SEP-2243: a client omits the ``Mcp-Param-*`` header of a parameter passed as null."""
+    tools = {"headers": ToolSpec(name="s/headers", input_schema=HEADERS)}
+    refusal = check_call(arguments, tool="headers", offered=tools, server="s")
+    assert (refusal is not None) == refused, refusal
+    if refusal is not None:
+        assert refusal.reason is RefusalReason.SCHEMA
+
+
 def test_a_tool_that_is_not_offered_is_a_classified_result_with_a_hint() -> None:
     refusal = check_call({}, tool="lookpu", offered=offered(), server="s")
     assert refusal is not None
