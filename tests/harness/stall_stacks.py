@@ -27,6 +27,7 @@ import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
+from itertools import takewhile
 from pathlib import Path
 from types import FrameType
 
@@ -101,8 +102,10 @@ def _schedstat(native_id: int) -> tuple[int, int] | None:
 
 def _steal() -> tuple[int, ...] | None:
     """Per CPU of the machine: clock ticks the hypervisor ran something else (``steal``)."""
+    # Sampled every few milliseconds: read only the leading "cpu" lines, not the interrupt counts.
     try:
-        lines = Path("/proc/stat").read_text().splitlines()
+        with open("/proc/stat") as stat:
+            lines = list(takewhile(lambda line: line.startswith("cpu"), stat))
     except OSError:
         return None
     # "cpuN user nice system idle iowait irq softirq steal ...": the aggregate "cpu" line skipped.
