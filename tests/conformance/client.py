@@ -97,7 +97,8 @@ def oauth_entry(scenario: str, url: str, context: dict[str, Any], folder: Path) 
             key.write_text(context["private_key_pem"])
             oauth["privateKeyFile"] = str(key)
         return oauth
-    if scenario.startswith("auth/cross-app-access"):
+    # SEP-990, "cross-app-access" in the 0.1 suite, "enterprise-managed-authorization" in 0.2.
+    if scenario.startswith(("auth/cross-app-access", "auth/enterprise-managed-authorization")):
         return {"grant": "identity_assertion", "issuer": authorization_server(url), **client}
     return {"clientMetadataUrl": CLIENT_METADATA_URL, **client}
 

@@ -7,7 +7,9 @@ and run at its wire version. `required` lists them, `run_set` runs one set (as `
 a URL or as ``client`` with a command) and returns each scenario's checks.
 
 The older suite (0.1.16, npm alias ``conformance-0.1``) stays for what these sets do not cover: the
-handshake-era scenarios the client tests run in both protocol modes.
+handshake-era scenarios the client tests run in both protocol modes. What the current suite has
+beyond the sets and the project must pass is `BEYOND_THE_SETS` (client) and
+`SERVER_BEYOND_THE_SETS` (server).
 """
 
 from __future__ import annotations
@@ -25,16 +27,32 @@ HERE = Path(__file__).resolve().parent
 SUITE = HERE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 VERSION_FILE = SUITE.parent.parent / "package.json"
 REVISIONS = ("2026-07-28", "2025-11-25")
+BEYOND_THE_SETS = (
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+    "auth/enterprise-managed-authorization",
+)
+"""Client scenarios the current suite has but neither frozen set requires, that the runtime
+must pass all the same: logins it offers (client credentials, SEP-990's identity assertion) and
+the fallbacks for 2025-03-26 servers."""
+SERVER_BEYOND_THE_SETS = ("json-schema-2020-12", "server-sse-polling")
+"""Server scenarios the current suite has but neither frozen set requires, that the gateway
+must pass all the same (a warning allowed: SSE resumability is optional)."""
 
 Role = Literal["server", "client"]
 
 __all__ = [
+    "BEYOND_THE_SETS",
     "REVISIONS",
+    "SERVER_BEYOND_THE_SETS",
     "SUITE",
     "Scenario",
     "node22",
     "required",
     "run_client_scenarios",
+    "run_server_scenarios",
     "run_set",
     "suite_version",
     "verdict",
@@ -138,14 +156,15 @@ def _run(
 
 def run_client_scenarios(
     node: str,
-    revision: str,
-    names: list[str],
+    revision: str | None,
+    names: list[str] | tuple[str, ...],
     command: str,
     out_dir: Path,
     timeout: float,
     options: tuple[str, ...] = (),
 ) -> tuple[dict[str, Scenario], str]:
-    """The client scenarios ``names`` one at a time, each at ``revision``'s wire version.
+    """The client scenarios ``names`` one at a time, each at ``revision``'s wire version (None:
+    the scenario's own).
 
     ``--requirements`` runs a set's scenarios all at once: some 40 Python clients starting
     together on a 2-core machine took 94 s to reach their first request, past the scenario's
@@ -155,10 +174,27 @@ def run_client_scenarios(
     for name in names:
         found, output = _run(
             node,
-            ["client", "--command", command, "--scenario", name, "--spec-version", revision, *options],
+            [
+                *("client", "--command", command, "--scenario", name),
+                *(("--spec-version", revision) if revision else ()),
+                *options,
+            ],
             out_dir,
             timeout,
         )
+        scenarios.update(found)
+        outputs.append(output[-300:])
+    return scenarios, "\n".join(outputs)
+
+
+def run_server_scenarios(
+    node: str, url: str, names: tuple[str, ...], out_dir: Path, timeout: float
+) -> tuple[dict[str, Scenario], str]:
+    """The server scenarios ``names`` against ``url``, one at a time, each at its own version."""
+    scenarios: dict[str, Scenario] = {}
+    outputs = []
+    for name in names:
+        found, output = _run(node, ["server", "--url", url, "--scenario", name], out_dir, timeout)
         scenarios.update(found)
         outputs.append(output[-300:])
     return scenarios, "\n".join(outputs)

@@ -3,19 +3,21 @@
 Each frozen set (``--requirements 2026-07-28`` and ``2025-11-25`` of 0.2.0-alpha.12): every
 scenario it requires, one at a time at the set's wire version (see `run_client_scenarios`),
 against ``client.py`` (the actor runtime, logging in through the host's
-`LoginHandlers` for the OAuth ones). Every required scenario must pass, except those in
+`LoginHandlers` for the OAuth ones), forked per scenario by a `ClientForkServer`; and the
+logins of `BEYOND_THE_SETS`, which no set requires. Every required scenario must pass, except those in
 `KNOWN`, each with why; an entry that passes fails the test too (delete it).
 """
 
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conformance.forkserver import ClientForkServer
 from tests.conformance.requirements import (
+    BEYOND_THE_SETS,
     REVISIONS,
     node22,
     required,
@@ -23,7 +25,6 @@ from tests.conformance.requirements import (
     suite_version,
     verdict,
 )
-from tests.conformance.test_conformance import CLIENT
 
 SET_TIMEOUT = 900.0
 SCENARIO_TIMEOUT = 120.0
@@ -39,9 +40,11 @@ pytestmark = pytest.mark.timeout(SET_TIMEOUT + 120)
 
 
 @pytest.mark.parametrize("revision", REVISIONS)
-def test_every_required_client_scenario_passes(tmp_path: Path, revision: str) -> None:
+def test_every_required_client_scenario_passes(
+    forks: ClientForkServer, tmp_path: Path, revision: str
+) -> None:
     node = node22()
-    command = shlex.join([sys.executable, str(CLIENT), "--protocol", "auto", "--log-level", "INFO"])
+    command = shlex.join(forks.command("--protocol", "auto", "--log-level", "INFO"))
     expected = required(node, revision, "client")
     scenarios, output = run_client_scenarios(
         node,
@@ -57,3 +60,14 @@ def test_every_required_client_scenario_passes(tmp_path: Path, revision: str) ->
     version = suite_version()
     assert not unexpected, f"conformance {version}, {revision}: failing, not in KNOWN: {unexpected}{context}"
     assert not stale, f"conformance {version}, {revision}: KNOWN lists passing scenarios: {stale}{context}"
+
+
+def test_the_scenarios_beyond_the_sets_pass(forks: ClientForkServer, tmp_path: Path) -> None:
+    node = node22()
+    command = shlex.join(forks.command("--protocol", "auto", "--log-level", "INFO"))
+    options = ("--timeout", SCENARIO_TIMEOUT_MS)
+    scenarios, output = run_client_scenarios(
+        node, None, BEYOND_THE_SETS, command, tmp_path / "results", SCENARIO_TIMEOUT, options
+    )
+    unexpected, stale, context = verdict(list(BEYOND_THE_SETS), scenarios, {}, output)
+    assert not unexpected and not stale, f"conformance {suite_version()}: failing: {unexpected}{context}"
