@@ -216,6 +216,17 @@ def everything_gateway(folder: Path, backend: str, **keys: Any) -> Iterator[Gate
         yield stack.enter_context(http_gateway(config, folder))
 
 
+@pytest.fixture(scope="module")
+def everything(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """`everything_gateway` before ``backend``, shared by the tests of a module that parametrize
+    ``backend`` with ``scope="module"`` (each opens clients of its own, as separate agents
+    would): started before the first of them, stopped after the last. The backend logs at
+    ``debug`` (its ``logLevel`` key), as the suite's ``tools-call-with-logging`` expects."""
+    folder = tmp_path_factory.mktemp(f"gateway-{backend}")
+    with everything_gateway(folder, backend, logLevel="debug") as gateway:
+        yield gateway
+
+
 def node22() -> str:
     """The Node 22 installed beside the Inspector (``npm ci --prefix tests/gateway``)."""
     if not INSPECTOR.is_file():

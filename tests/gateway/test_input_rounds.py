@@ -2,13 +2,13 @@
 as an ``InputRequiredResult`` and a sealed ``requestState`` for a 2026-07-28 client (SEP-2322),
 as server requests for a handshake-era one, whichever era the backend speaks, over stdio and
 Streamable HTTP. Real processes: ``mcp-actors serve --http`` before tests/servers/everything_server.py,
-clients of the SDK (``mcp.Client``) and of fastmcp.
+clients of the SDK (``mcp.Client``) and of fastmcp. One gateway per backend serves every test of
+the module: each test opens clients of its own, as separate agents would.
 """
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -17,7 +17,7 @@ from fastmcp import Client as FastMCPClient
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from tests.gateway.conftest import everything_gateway
+from tests.gateway.conftest import GatewayProcess
 
 BACKENDS = ["2026-07-28", "legacy", "http-2026-07-28", "http-legacy"]
 
@@ -49,9 +49,9 @@ def _text(result: types.CallToolResult) -> str:
 
 
 @pytest.mark.parametrize("client_era", ["2026-07-28", "legacy"])
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", BACKENDS, scope="module")
 def test_a_backends_questions_reach_the_sdk_client_in_its_era(
-    tmp_path: Path, backend: str, client_era: str
+    everything: GatewayProcess, backend: str, client_era: str
 ) -> None:
     async def scenario(url: str) -> None:
         async with Client(
@@ -80,12 +80,13 @@ def test_a_backends_questions_reach_the_sdk_client_in_its_era(
                 )
             assert tampered.value.error.code == types.INVALID_PARAMS
 
-    with everything_gateway(tmp_path, backend) as gateway:
-        asyncio.run(scenario(gateway.url))
+    asyncio.run(scenario(everything.url))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_a_2026_client_without_sampling_is_refused_with_32021(tmp_path: Path, backend: str) -> None:
+@pytest.mark.parametrize("backend", BACKENDS, scope="module")
+def test_a_2026_client_without_sampling_is_refused_with_32021(
+    everything: GatewayProcess, backend: str
+) -> None:
     async def scenario(url: str) -> None:
         async with Client(url, mode="2026-07-28", elicitation_callback=_elicit) as client:
             with pytest.raises(MCPError) as refused:
@@ -96,12 +97,11 @@ def test_a_2026_client_without_sampling_is_refused_with_32021(tmp_path: Path, ba
             # The refusal held nothing: the next call of the same client is answered.
             assert _text(await client.call_tool("test_input_required_result_elicitation", {}))
 
-    with everything_gateway(tmp_path, backend) as gateway:
-        asyncio.run(scenario(gateway.url))
+    asyncio.run(scenario(everything.url))
 
 
-@pytest.mark.parametrize("backend", ["2026-07-28", "legacy"])
-def test_a_backends_questions_reach_the_fastmcp_client(tmp_path: Path, backend: str) -> None:
+@pytest.mark.parametrize("backend", ["2026-07-28", "legacy"], scope="module")
+def test_a_backends_questions_reach_the_fastmcp_client(everything: GatewayProcess, backend: str) -> None:
     async def elicit(message: str, response_type: Any, params: Any, context: Any) -> dict[str, str]:
         return {"name": "Alice"}
 
@@ -115,12 +115,13 @@ def test_a_backends_questions_reach_the_fastmcp_client(tmp_path: Path, backend: 
             result = await client.call_tool(MULTIPLE, {})
             assert _text(result) == "Hello Alice, roots: 1"  # type: ignore[arg-type]
 
-    with everything_gateway(tmp_path, backend) as gateway:
-        asyncio.run(scenario(gateway.url))
+    asyncio.run(scenario(everything.url))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_each_handshake_era_clients_question_reaches_that_client(tmp_path: Path, backend: str) -> None:
+@pytest.mark.parametrize("backend", BACKENDS, scope="module")
+def test_each_handshake_era_clients_question_reaches_that_client(
+    everything: GatewayProcess, backend: str
+) -> None:
     """Two clients' calls in flight on one backend at once: each question goes to the client
     whose call it is for, not to whichever call is oldest (the first client's question is still
     open when the second client's call asks its own)."""
@@ -150,5 +151,4 @@ def test_each_handshake_era_clients_question_reaches_that_client(tmp_path: Path,
             assert _text(await one) == "Hello, first!"
         assert asked == {"first": 1, "second": 1}
 
-    with everything_gateway(tmp_path, backend) as gateway:
-        asyncio.run(scenario(gateway.url))
+    asyncio.run(scenario(everything.url))

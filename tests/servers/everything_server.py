@@ -1,10 +1,11 @@
 """An SDK `MCPServer` with what the official conformance **server** suite asks of a server.
 
 Run it as ``python -m tests.servers.everything_server [--transport stdio|streamable-http] [--port N]``.
-tests/gateway/test_conformance_server.py puts it behind ``mcp-actors serve --http`` (with
-``"prefix": false``, so the suite sees the names it expects) and runs the suite against the gateway.
+tests/gateway/test_requirements_server.py puts it behind ``mcp-actors serve --http`` (with
+``"prefix": false``, so the suite sees the names it expects) and runs the suite against the gateway;
+tests/conformance/test_reference_server.py runs the suite against it directly.
 
-What each scenario of ``@modelcontextprotocol/conformance`` (0.1.16) looks for, by name:
+What the server scenarios of ``@modelcontextprotocol/conformance`` look for, by name:
 
 - tools: ``test_simple_text``, ``test_image_content``, ``test_audio_content``,
   ``test_embedded_resource``, ``test_multiple_content_types``, ``test_tool_with_logging`` (three
