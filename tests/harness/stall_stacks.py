@@ -28,7 +28,6 @@ import time
 from collections import Counter, deque
 from dataclasses import dataclass
 from itertools import takewhile
-from pathlib import Path
 from types import FrameType
 
 from actors.mcp.loop import THREAD_NAME, EventLoop
@@ -91,28 +90,44 @@ class Scheduling:
     (Linux ``/proc/stat`` steal): a virtual CPU taken away runs no thread, ready or not."""
 
 
-def _schedstat(native_id: int) -> tuple[int, int] | None:
-    """(nanoseconds on a CPU, nanoseconds waiting on a run queue) of a thread of this process."""
+def _read(path: str, size: int) -> bytes | None:
+    """Up to ``size`` bytes of a /proc file. Raw reads: these run every sample, in every test
+    process, and a text file object costs several times the read itself."""
     try:
-        fields = Path(f"/proc/self/task/{native_id}/schedstat").read_text().split()
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
+    try:
+        return os.read(fd, size)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _schedstat(native_id: int) -> tuple[int, int] | None:
+    """(nanoseconds on a CPU, nanoseconds waiting on a run queue) of a thread of this process."""
+    data = _read(f"/proc/self/task/{native_id}/schedstat", 128)
+    if data is None:
+        return None
+    fields = data.split()
     return int(fields[0]), int(fields[1])
 
 
 def _steal() -> tuple[int, ...] | None:
     """Per CPU of the machine: clock ticks the hypervisor ran something else (``steal``)."""
-    # Sampled every few milliseconds: read only the leading "cpu" lines, not the interrupt counts.
-    try:
-        with open("/proc/stat") as stat:
-            lines = list(takewhile(lambda line: line.startswith("cpu"), stat))
-    except OSError:
+    # The leading "cpu" lines only, not the interrupt counts that follow them.
+    data = _read("/proc/stat", _STAT_BYTES)
+    if data is None:
         return None
+    lines = list(takewhile(lambda line: line.startswith("cpu"), data.decode().splitlines()))
     # "cpuN user nice system idle iowait irq softirq steal ...": the aggregate "cpu" line skipped.
     return tuple(int(f[8]) for f in (line.split() for line in lines) if f[0][3:].isdigit() and len(f) > 8)
 
 
 _TICK = 1 / os.sysconf("SC_CLK_TCK")
+# Enough of /proc/stat for its "cpu" lines: about 100 bytes a CPU.
+_STAT_BYTES = 256 * ((os.cpu_count() or 1) + 1)
 
 
 def _stack(frame: FrameType | None, limit: int = 40) -> tuple[str, ...]:
@@ -134,7 +149,7 @@ class StallSampler:
     """Samples the loop threads; `stalls_between` answers which stalls overlap a time span."""
 
     def __init__(
-        self, interval: float = 0.005, min_stall: float = 0.05, keep: int = 200, others_every: int = 10
+        self, interval: float = 0.01, min_stall: float = 0.05, keep: int = 200, others_every: int = 5
     ) -> None:
         self.interval = interval
         self.others_every = others_every
@@ -149,7 +164,7 @@ class StallSampler:
         self._busy: dict[int, tuple[float, Counter[tuple[str, ...]]]] = {}
         self._collections: deque[Collection] = deque(maxlen=keep)
         self._collecting: float | None = None
-        # (time, thread, ns on a CPU, ns waiting for one) of the loop threads: about 150 s.
+        # (time, thread, ns on a CPU, ns waiting for one) of the loop threads: 30,000 samples.
         self._sched: deque[tuple[float, int, int, int]] = deque(maxlen=30_000)
         # The same of the other threads, every `others_every` samples: (time, thread, cpu, wait).
         self._others: deque[tuple[float, int, int, int]] = deque(maxlen=60_000)
