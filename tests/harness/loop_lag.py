@@ -47,7 +47,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_excused] = []
     EventLoop.default_lag_probe_interval = PROBE_INTERVAL
     EventLoop.reset_worst_lag()
-    config.stash[_sampler] = StallSampler().start()
+    if not _is_xdist_controller(config):  # it runs no test, and no loop to sample
+        config.stash[_sampler] = StallSampler().start()
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
 
 
 def pytest_report_header(config: pytest.Config) -> str:
