@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import logging
 import os
 import select
 import signal
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from pathlib import Path
 from types import ModuleType
@@ -132,6 +134,9 @@ def _run_client(client: ModuleType, connection: socket.socket) -> None:
         os.environ.update(env)
         os.chdir(str(header["cwd"]))
         threading.Thread(target=_die_with_launcher, args=(connection,), daemon=True).start()
+        # The client's log stamps are milliseconds since logging was imported: in the fork
+        # server, long before this client. Count from now, as a client started anew would.
+        logging._startTime = time.time()
         argv = header["argv"]
         assert isinstance(argv, list)
         status = client.main([str(CLIENT), *argv])
