@@ -290,9 +290,12 @@ class StallSampler:
             tasks = os.listdir("/proc/self/task")
         except OSError:
             return
+        # Not our own thread: woken from its sleep it waits for a CPU before it asks for the GIL,
+        # so its waits hold no one up (under a CPU quota they are the longest of all).
+        ours = self._thread.native_id
         for task in tasks:
             native_id = int(task)
-            if native_id not in loops and (stat := _schedstat(native_id)):
+            if native_id not in loops and native_id != ours and (stat := _schedstat(native_id)):
                 self._others.append((now, native_id, *stat))
 
     def _finish(self, ident: int, now: float) -> None:
