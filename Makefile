@@ -38,9 +38,11 @@ typecheck: $(STAMP)
 
 # Every machine runs what CI runs: a skip or xfail not listed in tests/allowed-skips.txt fails
 # the run (tests/harness/skips.py), and so does a run that collects no test (exit status 5).
-# Two workers (pytest-xdist), a test file each at a time: most tests wait on server processes,
-# so two keep two cores busy; module fixtures stay with their file. PYTEST_WORKERS=0: one process.
-PYTEST_WORKERS ?= 2
+# Three workers (pytest-xdist), a test file each at a time: a test spends much of its time
+# waiting on the server processes it starts, so on two cores two workers leave a core idle part
+# of the time and three do not (benchmarks/results/test-suite.md has the times). Module fixtures stay with
+# their file. PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 3
 pytest: $(STAMP)
 	status=0; $(BIN)/pytest -q $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile) \
 	  || status=$$?; \
