@@ -8,6 +8,11 @@ forwarded to the owner's address (`actors.cluster.forward`). An owner that canno
 died: its member key expired, or nothing answers) keeps its lease until the TTL runs out; the
 request waits for that, within the server's call timeout, then takes the lease and serves here.
 
+A forwarded request's rounds of input, log messages and progress reach its client here as they
+would from a server here (`actors.cluster.forwarded_call`). A 2026-07-28 client's request held
+across its rounds is held by one replica; the client's retry may come to another, which sends it
+to the holder (`Affinity.resume`), named in the sealed ``requestState``.
+
 A resource followed for clients (a ``resources/subscribe``, a listen stream naming it) is
 followed where the server runs (`Affinity.watch`): here under the lease, else by a listen stream
 held at the owner. That stream only makes the owner follow it at its backend: the owner publishes
@@ -28,9 +33,12 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import mcp_types as types
 import redis
+from mcp.shared.exceptions import MCPError
 
 from actors.cluster.forward import FORWARDED_HEADER, Forwarder, is_unreachable
+from actors.cluster.forwarded_call import CallRelay
 from actors.cluster.lease import DEFAULT_TTL, Claim, Leases, redis_client
 from actors.cluster.served import ServedGateway
 from actors.mcp.config import ServerConfig
@@ -119,15 +127,22 @@ class Affinity:
         gateway = self._gateway
         return gateway is not None and gateway.config.cluster.single(namespace)
 
+    @property
+    def replica_id(self) -> str:
+        """This replica's id in the cluster."""
+        return self.leases.replica_id
+
     async def request(
         self,
         ctx: Any,
         namespace: str,
         message: ServerRequest,
         local: Callable[[], Awaitable[ToolResult]],
+        relay: CallRelay | None = None,
     ) -> ToolResult:
         """Serve ``message`` here (``local()``) if this replica holds the lease or takes it;
-        else forward it to the owner. Failures are classified results, never hangs."""
+        else forward it to the owner, what it asks and says going to the client through
+        ``message``'s inputs and ``relay``. Failures are classified results, never hangs."""
         server = self._config(namespace)
         if server is None:
             return await local()  # unknown here: the runtime says so, as for any server
@@ -160,7 +175,7 @@ class Affinity:
                         ErrorType.CONNECTION,
                         f"{namespace} moved to replica {claim.owner} while {forwarded_by} forwarded here",
                     )
-                result = await self._forward(namespace, message, claim.owner, timeout)
+                result = await self._forward(namespace, message, claim.owner, timeout, relay)
                 if result is not None and not is_unreachable(result):
                     return result
                 # The owner is gone (or unknown): its lease lapses within the TTL; then take it.
@@ -268,8 +283,27 @@ class Affinity:
             if current is not None:
                 current.cancel()
 
+    async def resume(self, ctx: Any, holder: str, method: str, params: Any, relay: CallRelay | None) -> Any:
+        """The retry ``params`` of a ``method`` request held by replica ``holder``, sent there;
+        its answer as it is. Raises `MCPError` (-32602 when the holder is gone)."""
+        if _forwarded_by(ctx) is not None:
+            # Sent here as the holder, and it is not: no second hop.
+            raise MCPError(types.INVALID_PARAMS, "requestState names another replica than this one")
+        try:
+            address = await asyncio.wrap_future(self.leases.address_of(holder))
+        except (redis.RedisError, RuntimeError) as exc:
+            raise MCPError(types.INTERNAL_ERROR, f"cannot look up replica {holder} in Redis: {exc}") from None
+        if not address:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"requestState belongs to replica {holder}, which is gone; send the request again without it",
+            )
+        config = self._gateway_now().config
+        limit = max((server.call_timeout for server in config.servers.values()), default=60.0) + _SLACK
+        return await self.forwarder.resume(address, params, method, limit, relay)
+
     async def _forward(
-        self, namespace: str, message: ServerRequest, owner: str, timeout: float
+        self, namespace: str, message: ServerRequest, owner: str, timeout: float, relay: CallRelay | None
     ) -> ToolResult | None:
         """``message`` sent to ``owner``; None when the owner has no address (its member key expired)."""
         try:
@@ -282,14 +316,18 @@ class Affinity:
         names = self._gateway_now().names
         limit = timeout + _SLACK
         match message:
-            case CallTool(tool=tool, arguments=arguments):
+            case CallTool(tool=tool, arguments=arguments, inputs=inputs):
                 external = names.external(f"{namespace}/{tool}")
-                return await self.forwarder.call_tool(address, external, dict(arguments), limit)
+                return await self.forwarder.call_tool(
+                    address, external, dict(arguments), limit, inputs=inputs, relay=relay
+                )
             case ReadResource(uri=uri):
                 return await self.forwarder.read_resource(address, uri, limit)
-            case GetPrompt(prompt=prompt, arguments=arguments):
+            case GetPrompt(prompt=prompt, arguments=arguments, inputs=inputs):
                 external = names.external(f"{namespace}/{prompt}")
-                return await self.forwarder.get_prompt(address, external, dict(arguments), limit)
+                return await self.forwarder.get_prompt(
+                    address, external, dict(arguments), limit, inputs=inputs, relay=relay
+                )
             case Complete():
                 # Completions are hints: not worth a hop to another replica.
                 return ToolResult.ok({"values": []})

@@ -7,15 +7,23 @@ it forwarded, so the owner serves it itself or refuses it, never forwards it aga
 
 One client per owner address carries every call forwarded there, concurrent ones too (the era is
 stateless per request): opening one per call cost more than the call (a new connection, a new
-session, its task group). It is held by a task on the loop that first forwarded there, dropped
-after a failure that may have broken it (re-opened by the next call), by `Forwarder.close_address`
-when the owner changes, and by `Forwarder.close` on shutdown.
+session, its task group). One per owner and set of client capabilities, in truth: a 2026-07-28
+request declares the client's capabilities, and the SDK's client declares its own, so a call is
+sent by a client that declares what the caller's client did (`actors.cluster.forwarded_call`).
+A client is held by a task on the loop that first forwarded there, dropped after a failure that
+may have broken it (re-opened by the next call), by `Forwarder.close_address` when the owner
+changes, and by `Forwarder.close` on shutdown.
+
+What the owner asks and says during a call (rounds of input, log messages, progress) reaches the
+caller's client through the call's `CallInputs` and `CallRelay` (`actors.cluster.forwarded_call`).
 
 Every outcome is a `ToolResult` in the shape the gateway answers from (a tool call's
 ``content``/``structuredContent``, a read's ``contents``, a prompt's ``messages``); failures are
 classified: ``connection`` with `is_unreachable` true when the owner could not be reached at all
 (the call never ran there); ``connection`` too when the owner went away mid-call (it may have run);
-``timeout`` past the server's call timeout.
+``timeout`` past the server's call timeout. The one answer raised, not classified: the owner's
+-32021 (the request needs a client capability its client did not declare), which the client
+must get as the protocol error it is.
 """
 
 from __future__ import annotations
@@ -36,8 +44,20 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, CallToolResult
+from mcp_types import (
+    CONNECTION_CLOSED,
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    CallToolResult,
+    GetPromptResult,
+    PaginatedRequestParams,
+    RequestParamsMeta,
+)
 
+from actors.cluster.forwarded_call import CallRelay, CallTags, capability_names, in_rounds
+from actors.mcp.inputs import CallInputs
 from actors.mcp.tls import default_ssl_context
 from actors.tools import ErrorType, ToolResult
 
@@ -49,11 +69,14 @@ FORWARDED_HEADER = "x-mcp-actors-forwarded"
 """Set (to the sending replica's id) on a forwarded request: the owner never forwards it on."""
 
 _E = TypeVar("_E", bound=BaseException)
+_R = TypeVar("_R")
 
 _ERA = "2026-07-28"
 _CONNECT_TIMEOUT = 5.0
 _CLOSE_WAIT = 2.0
 """Seconds a failed call waits for its broken client's task to say why it ended."""
+_LIST_PAGES = 100
+"""Pages of tools a re-list after a HEADER_MISMATCH reads at most."""
 
 
 def is_unreachable(result: ToolResult) -> bool:
@@ -92,19 +115,21 @@ class Forwarder:
         # Built here, on the caller's thread: never on the event loop that forwards.
         self._ssl: ssl.SSLContext = default_ssl_context()
         self._lock = threading.Lock()
-        self._links: dict[str, _Link] = {}
+        self._links: dict[tuple[str, frozenset[str]], _Link] = {}
+        """By owner address and the client capabilities its client declares."""
+        self._tags = CallTags()
 
     @property
     def addresses(self) -> list[str]:
         """The owner addresses a client is open (or opening) to."""
         with self._lock:
-            return sorted(self._links)
+            return sorted({address for address, _ in self._links})
 
     def close_address(self, address: str) -> None:
-        """Close the client to ``address`` (its owner changed); the next call there opens one."""
+        """Close the clients to ``address`` (its owner changed); the next call there opens one."""
         with self._lock:
-            link = self._links.pop(address, None)
-        if link is not None:
+            links = [self._links.pop(key) for key in list(self._links) if key[0] == address]
+        for link in links:
             link.close()
 
     def close(self) -> None:
@@ -115,31 +140,33 @@ class Forwarder:
         for link in links:
             link.close()
 
-    def _drop(self, address: str, link: _Link) -> None:
-        """Close ``link`` if it is still the one to ``address`` (a newer one is left alone)."""
+    def _drop(self, key: tuple[str, frozenset[str]], link: _Link) -> None:
+        """Close ``link`` if it is still the one for ``key`` (a newer one is left alone)."""
         with self._lock:
-            if self._links.get(address) is link:
-                del self._links[address]
+            if self._links.get(key) is link:
+                del self._links[key]
         link.close()
 
-    def _link(self, address: str) -> _Link:
-        """The client to ``address`` on the running loop: the open one, or a new one."""
+    def _link(self, key: tuple[str, frozenset[str]]) -> _Link:
+        """The client for ``key`` (an address, the capabilities it declares) on the running
+        loop: the open one, or a new one."""
         loop = asyncio.get_running_loop()
         stale: _Link | None = None
         with self._lock:
-            link = self._links.get(address)
+            link = self._links.get(key)
             if link is not None and (link.loop is not loop or (link.task is not None and link.task.done())):
                 stale, link = link, None
             if link is None:
                 link = _Link(loop, loop.create_future())
-                link.task = loop.create_task(self._hold(address, link), name=f"forward to {address}")
-                self._links[address] = link
+                link.task = loop.create_task(self._hold(key, link), name=f"forward to {key[0]}")
+                self._links[key] = link
         if stale is not None:
             stale.close()
         return link
 
-    async def _hold(self, address: str, link: _Link) -> None:
-        """Open the client to ``address``, hand it over, and keep it open until told to close."""
+    async def _hold(self, key: tuple[str, frozenset[str]], link: _Link) -> None:
+        """Open the client for ``key``, hand it over, and keep it open until told to close."""
+        address, capabilities = key
         try:
             async with httpx2.AsyncClient(
                 headers=self._headers,
@@ -148,7 +175,17 @@ class Forwarder:
                 verify=self._ssl,
             ) as http:
                 transport = streamable_http_client(address, http_client=http, terminate_on_close=False)
-                async with Client(transport, mode=_ERA, cache=None) as client:
+                # The callbacks only make the client declare the capabilities: rounds of input
+                # are answered by the calls themselves (`in_rounds`), never through them.
+                async with Client(
+                    transport,
+                    mode=_ERA,
+                    cache=None,
+                    logging_callback=self._tags.on_log,
+                    sampling_callback=_unused if "sampling" in capabilities else None,
+                    elicitation_callback=_unused if "elicitation" in capabilities else None,
+                    list_roots_callback=_unused if "roots" in capabilities else None,
+                ) as client:
                     link.ready.set_result(client)
                     await link.closing.wait()
         except Exception as exc:  # the transport's errors, often in exception groups
@@ -158,19 +195,107 @@ class Forwarder:
                 link.ready.set_exception(exc)
         finally:
             with self._lock:
-                if self._links.get(address) is link:
-                    del self._links[address]
+                if self._links.get(key) is link:
+                    del self._links[key]
 
     async def call_tool(
-        self, address: str, name: str, arguments: dict[str, Any], timeout: float
+        self,
+        address: str,
+        name: str,
+        arguments: dict[str, Any],
+        timeout: float,
+        *,
+        inputs: CallInputs | None = None,
+        relay: CallRelay | None = None,
     ) -> ToolResult:
-        """``tools/call`` of ``name`` (the external name) at ``address``."""
+        """``tools/call`` of ``name`` (the external name) at ``address``: its rounds of input
+        answered by ``inputs``, its log messages and progress sent through ``relay``."""
+        progress = relay.progress if relay is not None and relay.reports_progress else None
 
         async def send(client: Client) -> ToolResult:
-            result = await client.call_tool(name, arguments)
-            return _tool_result(result)
+            async def round_of(responses: Any, state: str | None, meta: RequestParamsMeta) -> Any:
+                return await _listed_once(
+                    client,
+                    lambda: client.session.call_tool(
+                        name,
+                        arguments,
+                        progress_callback=progress,
+                        input_responses=responses,
+                        request_state=state,
+                        meta=meta,
+                        allow_input_required=True,
+                    ),
+                )
 
-        return await self._send(address, timeout, send)
+            answer = await self._tagged(relay, lambda meta: in_rounds(round_of, meta, inputs))
+            if isinstance(answer, ToolResult):
+                return answer
+            if not isinstance(answer, CallToolResult):
+                return ToolResult.fail(ErrorType.SERVER_ERROR, f"unexpected answer {type(answer).__name__}")
+            return _tool_result(answer)
+
+        return await self._send(address, timeout, send, capability_names(relay))
+
+    async def resume(
+        self,
+        address: str,
+        params: Any,
+        method: str,
+        timeout: float,
+        relay: CallRelay | None = None,
+    ) -> Any:
+        """The retry ``params`` of a ``method`` request (``tools/call``, ``prompts/get``) held at
+        ``address``, sent there as it is; the owner's answer as it is (another round, say).
+        Raises `MCPError`: the owner's refusal, or why it could not be reached."""
+        answered: list[Any] = []
+        refused: list[MCPError] = []
+        progress = relay.progress if relay is not None and relay.reports_progress else None
+
+        async def send(client: Client) -> ToolResult:
+            async def once(meta: RequestParamsMeta) -> Any:
+                if method == "prompts/get":
+                    return await client.session.get_prompt(
+                        params.name,
+                        params.arguments,
+                        input_responses=params.input_responses,
+                        request_state=params.request_state,
+                        meta=meta,
+                        allow_input_required=True,
+                    )
+                return await client.session.call_tool(
+                    params.name,
+                    params.arguments,
+                    progress_callback=progress,
+                    input_responses=params.input_responses,
+                    request_state=params.request_state,
+                    meta=meta,
+                    allow_input_required=True,
+                )
+
+            try:
+                answered.append(await self._tagged(relay, once))
+            except MCPError as exc:
+                if exc.error.code == CONNECTION_CLOSED:
+                    raise  # the client broke: classified by `_send`
+                refused.append(exc)
+            return ToolResult.ok({})
+
+        result = await self._send(address, timeout, send, capability_names(relay))
+        if refused:
+            raise refused[0]
+        if answered:
+            return answered[0]
+        raise MCPError(INTERNAL_ERROR, f"the replica holding this request could not take it: {result.error}")
+
+    async def _tagged(
+        self, relay: CallRelay | None, send: Callable[[RequestParamsMeta], Awaitable[_R]]
+    ) -> _R:
+        """``send(meta)`` with the ``_meta`` that tags the request for ``relay``."""
+        tag, meta = self._tags.open(relay)
+        try:
+            return await send(meta)
+        finally:
+            self._tags.close(tag)
 
     async def read_resource(self, address: str, uri: str, timeout: float) -> ToolResult:
         """``resources/read`` of ``uri`` at ``address``."""
@@ -182,21 +307,43 @@ class Forwarder:
         return await self._send(address, timeout, send)
 
     async def get_prompt(
-        self, address: str, name: str, arguments: dict[str, str], timeout: float
+        self,
+        address: str,
+        name: str,
+        arguments: dict[str, str],
+        timeout: float,
+        *,
+        inputs: CallInputs | None = None,
+        relay: CallRelay | None = None,
     ) -> ToolResult:
-        """``prompts/get`` of ``name`` (the external name) at ``address``."""
+        """``prompts/get`` of ``name`` (the external name) at ``address``, as `call_tool`."""
 
         async def send(client: Client) -> ToolResult:
-            result = await client.get_prompt(name, arguments)
-            return ToolResult.ok(_dumped(result))
+            async def round_of(responses: Any, state: str | None, meta: RequestParamsMeta) -> Any:
+                return await client.session.get_prompt(
+                    name,
+                    arguments,
+                    input_responses=responses,
+                    request_state=state,
+                    meta=meta,
+                    allow_input_required=True,
+                )
 
-        return await self._send(address, timeout, send)
+            answer = await self._tagged(relay, lambda meta: in_rounds(round_of, meta, inputs))
+            if isinstance(answer, ToolResult):
+                return answer
+            if not isinstance(answer, GetPromptResult):
+                return ToolResult.fail(ErrorType.SERVER_ERROR, f"unexpected answer {type(answer).__name__}")
+            return ToolResult.ok(_dumped(answer))
+
+        return await self._send(address, timeout, send, capability_names(relay))
 
     async def listen(self, address: str, uri: str, acked: Callable[[], None]) -> None:
         """Hold a ``subscriptions/listen`` stream naming ``uri`` at ``address`` (``acked()``
         once it is in place) until it ends, fails, or this is cancelled. Its events are not read
         for anyone: the owner publishes them on the bus, which reaches this replica anyway."""
-        link = self._link(address)
+        key = (address, frozenset[str]())
+        link = self._link(key)
         try:
             with anyio.fail_after(_CONNECT_TIMEOUT * 2):
                 client = await asyncio.shield(link.ready)
@@ -207,13 +354,18 @@ class Forwarder:
         except Exception as exc:  # the transport's errors, often in exception groups
             logger.debug("the listen stream for %s at %s ended: %s", uri, address, _reason(exc))
             if _found(exc, MCPError) is None:
-                self._drop(address, link)
+                self._drop(key, link)
 
     async def _send(
-        self, address: str, timeout: float, send: Callable[[Client], Awaitable[ToolResult]]
+        self,
+        address: str,
+        timeout: float,
+        send: Callable[[Client], Awaitable[ToolResult]],
+        capabilities: frozenset[str] = frozenset(),
     ) -> ToolResult:
         start = time.monotonic()
-        link = self._link(address)
+        key = (address, capabilities)
+        link = self._link(key)
         try:
             with anyio.fail_after(timeout):
                 # Shielded: a caller that gives up does not take the client from the others.
@@ -225,6 +377,8 @@ class Forwarder:
             )
         except Exception as exc:  # the transport's errors, often in exception groups
             answered = _found(exc, MCPError)
+            if answered is not None and answered.error.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+                raise answered from None
             if answered is not None and answered.error.code != CONNECTION_CLOSED:
                 # The owner answered with an error (a name or URI it does not know, say).
                 kind = (
@@ -233,7 +387,7 @@ class Forwarder:
                 return ToolResult.fail(kind, answered.error.message)
             # The client broke: the next call opens a new one. Its task says why (the waiters
             # hear only "Connection closed"): let it finish, briefly, to classify the failure.
-            self._drop(address, link)
+            self._drop(key, link)
             if link.task is not None:
                 await asyncio.wait({link.task}, timeout=_CLOSE_WAIT)
             why = link.failure or exc
@@ -252,6 +406,32 @@ class Forwarder:
             duration_ms=elapsed,
             metadata={**result.metadata, "forwarded_to": address},
         )
+
+
+async def _never_called(*_: Any) -> Any:
+    raise AssertionError("rounds of input are answered by the forwarded call, not by its client")
+
+
+_unused: Any = _never_called
+"""Given as a client's sampling, elicitation or roots callback: only so that it declares them."""
+
+
+async def _listed_once(client: Client, call: Callable[[], Awaitable[_R]]) -> _R:
+    """``call()``; once more after listing the owner's tools if it refused the call's headers
+    (HEADER_MISMATCH: the client mirrors ``x-mcp-header`` arguments of the tools it listed)."""
+    try:
+        return await call()
+    except MCPError as exc:
+        if exc.error.code != HEADER_MISMATCH:
+            raise
+    cursor: str | None = None
+    for _ in range(_LIST_PAGES):
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await client.session.list_tools(params=params)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return await call()
 
 
 def _unreachable(address: str, exc: BaseException) -> ToolResult:

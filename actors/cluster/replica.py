@@ -166,6 +166,24 @@ class ClusterReplica:
             for server in servers:
                 self.store.release(server, self.id)
 
+    def shared_secret(self, name: str, timeout: float = _PULL_TIMEOUT) -> bytes | None:
+        """A random secret every replica of the cluster shares, under ``name`` in Redis: made
+        by the first replica that asks, read by the others. None (logged) when Redis cannot be
+        reached in ``timeout`` seconds."""
+        key = self.link.key("secret", name)
+        made = secrets.token_urlsafe(32)
+
+        def shared(client: redis.Redis) -> bytes | None:
+            client.set(key, made, nx=True)
+            value = client.get(key)
+            return value.encode() if isinstance(value, str) else value
+
+        try:
+            return self.link.call(shared, timeout)
+        except (redis.RedisError, RuntimeError, TimeoutError) as exc:
+            logger.warning("cluster: cannot read the shared secret %s from Redis: %s", name, exc)
+            return None
+
     def attach(self, gateway: ServedGateway) -> None:
         """Serve ``gateway``: other replicas' events reach its clients, and this replica is a
         member with its load (the calls in flight)."""

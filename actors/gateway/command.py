@@ -24,6 +24,7 @@ import anyio
 from actors.config import RuntimeConfig
 from actors.gateway.gateway import Gateway
 from actors.gateway.reload import ConfigReloader
+from actors.gateway.rounds import KEY_ENV
 from actors.gateway.serve import HTTPRefused, Metrics, is_loopback, serve_http, serve_stdio
 from actors.runtime.schema_cache import SchemaCache
 
@@ -161,8 +162,18 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
             cache, bus = replica.store, replica.bus
             # Entered before the gateway, so left after it: leases go once their servers stopped.
             affinity = stack.enter_context(_affinity(replica, token, args.lease_ttl))
+        # Replicas share the key that seals 2026-07-28 clients' requestState: a retry may
+        # reach any of them. The environment's key, when set, is everyone's already.
+        sealing = replica.shared_secret("request-state") if replica and not os.environ.get(KEY_ENV) else None
         gateway = stack.enter_context(
-            Gateway(config, schema_cache=cache, tool_search=searching, bus=bus, affinity=affinity)
+            Gateway(
+                config,
+                schema_cache=cache,
+                tool_search=searching,
+                bus=bus,
+                affinity=affinity,
+                request_state_key=sealing,
+            )
         )
         if replica is not None:
             replica.attach(gateway)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar, cast
 
 import mcp_types as types
@@ -18,7 +18,8 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from actors.gateway.handoff import LoopHandoff
-from actors.gateway.sessions import Sessions
+from actors.gateway.sessions import InFlight, Sessions
+from actors.mcp.meta_keys import FORWARDED_CALL
 
 __all__ = ["Forwarding", "ServerLogs"]
 
@@ -52,12 +53,18 @@ class Forwarding:
 
     def _log_on_loop(self, namespace: str, level: str, source: str | None, data: Any) -> None:
         for client in self._sessions.waiting_on(namespace):
-            send = client.session.send_log_message
-            with warnings.catch_warnings():
-                # Deprecated on 2026-07-28 sessions, where the SDK sends it only if the client
-                # asked for logs on that request: still the way to pass a server's log on.
-                warnings.simplefilter("ignore", MCPDeprecationWarning)
-                message = send(cast(Any, level), data, logger=source, related_request_id=client.request_id)
+            if client.tag is not None:
+                message = _tagged_log(client, level, source, data)
+                if message is None:
+                    continue
+            else:
+                send = client.session.send_log_message
+                with warnings.catch_warnings():
+                    # Deprecated on 2026-07-28 sessions, where the SDK sends it only if the client
+                    # asked for logs on that request: still the way to pass a server's log on.
+                    warnings.simplefilter("ignore", MCPDeprecationWarning)
+                    related = client.request_id
+                    message = send(cast(Any, level), data, logger=source, related_request_id=related)
             client.sent.append(self._handoff.start(message))
 
     # ---- progress ----------------------------------------------------------------------------
@@ -118,6 +125,24 @@ class Forwarding:
             return self._ask_client(namespace, send)
         except RuntimeError:
             return []  # no client request in flight: no roots to offer
+
+
+def _tagged_log(
+    client: InFlight, level: str, source: str | None, data: Any
+) -> Coroutine[Any, Any, None] | None:
+    """The log message for a request another replica forwarded here, tagged as its request
+    was (`InFlight.tag`); None below the level that request asked for."""
+    if level not in client.levels:
+        return None
+    notification = types.LoggingMessageNotification(
+        params=types.LoggingMessageNotificationParams(
+            level=cast(Any, level), data=data, logger=source, _meta={FORWARDED_CALL: client.tag}
+        )
+    )
+    return cast(
+        Coroutine[Any, Any, None],
+        client.session.send_notification(notification, related_request_id=client.request_id),
+    )
 
 
 class ServerLogs(logging.Handler):

@@ -39,6 +39,7 @@ from actors.gateway.handoff import LoopHandoff
 from actors.gateway.input_rounds import InputRounds
 from actors.gateway.prompts import Prompts
 from actors.gateway.resources import Resources
+from actors.gateway.rounds import HeldCalls, StateSeal
 from actors.gateway.routing import AffinityRouter, Requests, Routes, Serving
 from actors.gateway.server import LIST_CHANGES, Handlers, build_server
 from actors.gateway.sessions import Sessions
@@ -67,6 +68,10 @@ class Gateway:
     - what is served (`config`, `names`, `tool_search`) is one immutable `Serving` snapshot,
       replaced whole by `adopt` on the reloader's thread and read from any thread;
     - `in_flight` is an int the loop replaces, read by a replica's membership thread.
+
+    ``request_state_key`` seals the ``requestState`` of 2026-07-28 clients' multi round-trip
+    requests (`actors.gateway.rounds`): the replicas of a cluster share one, so that any of them
+    can take a retry. None: ``MCP_ACTORS_REQUEST_STATE_KEY``, else a key of this process's own.
     """
 
     def __init__(
@@ -77,6 +82,7 @@ class Gateway:
         tool_search: bool | None = None,
         bus: SubscriptionBus | None = None,
         affinity: AffinityRouter | None = None,
+        request_state_key: bytes | None = None,
     ) -> None:
         self._tool_search_option = tool_search
         """``tool_search`` given here overrides the config's ``toolSearch``, also across reloads."""
@@ -103,7 +109,10 @@ class Gateway:
         try:
             self._routes = Routes(self.runtime.registry, self._handoff)
             requests = Requests(self.runtime, self._sessions, self._handoff, self._routes, affinity)
-            rounds = InputRounds(requests, self._handoff)
+            replica = affinity.replica_id if affinity is not None else None
+            seal = StateSeal(request_state_key) if request_state_key else None
+            held = HeldCalls(self._handoff, seal, replica=replica)
+            rounds = InputRounds(requests, self._handoff, held)
             self._tools = Tools(requests, self._forwarding, self._now, rounds)
             self._resources = Resources(requests, self._handoff, bus, affinity)
             self._prompts = Prompts(requests, self._now, self._resources.owner_of, rounds)

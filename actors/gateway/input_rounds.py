@@ -7,8 +7,10 @@ refused with -32021 (HTTP 400 on Streamable HTTP), and the held request is dropp
 handshake-era backend (which cannot be told what each request declares) asking only for an
 elicitation or the roots of a client that declared neither is answered as that client would
 (declined; no roots), and goes on.
-Handshake-era clients, and servers whose requests another replica may serve, keep the direct
-path, where a backend's requests reach the client as requests (`actors.gateway.forwarding`).
+Handshake-era clients keep the direct path, where a backend's requests reach the client as
+requests (`actors.gateway.forwarding`). In a cluster, a request for a server that runs on another
+replica is held here all the same, and forwarded from here (its rounds come back as rounds); a
+retry whose ``requestState`` names another replica is sent to that one (`Requests.resume_at`).
 
 Run on the gateway's loop.
 """
@@ -25,10 +27,12 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from actors.gateway.handoff import LoopHandoff
+from actors.gateway.relays import ClientRelay
 from actors.gateway.rounds import (
     Held,
     HeldCall,
     HeldCalls,
+    HeldElsewhere,
     declared,
     missing_capabilities,
     without_capability,
@@ -55,8 +59,7 @@ class InputRounds:
 
     def applies(self, ctx: Any, namespace: str) -> bool:
         """Whether a request of the client of ``ctx`` to ``namespace`` goes in rounds."""
-        version = getattr(ctx, "protocol_version", None)
-        return version in MODERN_PROTOCOL_VERSIONS and not self._requests.routed(namespace)
+        return getattr(ctx, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS
 
     async def start(
         self, ctx: Any, namespace: str, message: Callable[[CallInputs], ServerRequest], what: Held
@@ -64,14 +67,20 @@ class InputRounds:
         """Send ``message(inputs)`` held: the client's answer, or the first round asked for."""
         self._requests.seen(ctx)
         held = self._held.open(what, declared(ctx))
-        held.task = self._handoff.start(self._requests.held(namespace, message(held)))
+        relay = ClientRelay(ctx, target=lambda: held.serving)
+        held.task = self._handoff.start(self._requests.held(ctx, namespace, message(held), relay))
         return await self._next(ctx, held)
 
     async def resume(self, ctx: Any, method: str, params: types.InputResponseRequestParams) -> Any:
         """The client's retry: its answers go to the held request's waiting round."""
         self._requests.seen(ctx)
         assert params.request_state is not None
-        held = self._held.take(params.request_state)
+        try:
+            held = self._held.take(params.request_state)
+        except HeldElsewhere as elsewhere:
+            if not self._requests.clustered:
+                raise
+            return await self._requests.resume_at(ctx, elsewhere.replica, method, params, ClientRelay(ctx))
         if held.what.method != method:
             raise MCPError(types.INVALID_PARAMS, f"requestState is not for a {method} request")
         responses = {
@@ -84,10 +93,13 @@ class InputRounds:
     async def _next(self, ctx: Any, held: HeldCall) -> Any:
         while True:
             try:
+                held.serving = ctx
                 event = await self._requests.serving(ctx, held.what.namespace, held.next())
             except BaseException:
                 self._abandon(held)
                 raise
+            finally:
+                held.serving = None
             if isinstance(event, ToolResult):
                 self._held.close(held)
                 return held.what.answer(event)

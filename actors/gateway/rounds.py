@@ -10,7 +10,9 @@ requests one at a time.
 
 ``requestState`` is sealed (`StateSeal`: HMAC-SHA256 under a key from
 ``MCP_ACTORS_REQUEST_STATE_KEY``, or one made per process) and bound to one round of one held
-call on one replica: a tampered, replayed or unknown state is refused with -32602.
+call on one replica (named: the cluster's replica id, else one made per process): a tampered,
+replayed or unknown state is refused with -32602; one another replica holds raises `HeldElsewhere`
+(a -32602 too, unless the gateway sends the retry there).
 
 `HeldCalls` and each `HeldCall`'s round are owned by the gateway's loop; `HeldCall.ask` runs on
 a runtime worker thread, returns at once, and reaches the loop through `LoopHandoff`.
@@ -48,6 +50,7 @@ __all__ = [
     "Held",
     "HeldCall",
     "HeldCalls",
+    "HeldElsewhere",
     "StateSeal",
     "capabilities_json",
     "declared",
@@ -129,6 +132,8 @@ class HeldCall:
         self.round = 0
         self.task: asyncio.Future[ToolResult] | None = None
         self.waiting: Asked | None = None
+        self.serving: Any = None
+        """The request (its SDK context) waiting on this call now: the one its log messages go to."""
         self._handoff = handoff
         self._asked: asyncio.Queue[Asked] = asyncio.Queue()
 
@@ -188,14 +193,28 @@ class HeldCall:
             self.task.cancel()
 
 
+class HeldElsewhere(MCPError):
+    """A ``requestState`` (intact) of a request another gateway process holds: ``replica``."""
+
+    def __init__(self, replica: str) -> None:
+        super().__init__(
+            types.INVALID_PARAMS,
+            "requestState belongs to a request held by another gateway process; retry there, "
+            "or send the request again without it",
+        )
+        self.replica = replica
+
+
 class HeldCalls:
     """The held calls of this gateway, by id. Owned by the gateway's loop."""
 
-    def __init__(self, handoff: LoopHandoff, seal: StateSeal | None = None) -> None:
+    def __init__(
+        self, handoff: LoopHandoff, seal: StateSeal | None = None, *, replica: str | None = None
+    ) -> None:
         self._handoff = handoff
         self._seal = seal if seal is not None else StateSeal.from_environment()
         self._held: dict[str, HeldCall] = {}
-        self._replica = secrets.token_hex(8)
+        self._replica = replica or secrets.token_hex(8)
         """Who holds this gateway's calls: a state sealed by another process names another."""
 
     def open(self, what: Held, capabilities: Mapping[str, Any]) -> HeldCall:
@@ -216,11 +235,7 @@ class HeldCalls:
         if payload is None:
             raise MCPError(types.INVALID_PARAMS, "requestState failed its integrity check")
         if payload.get("x") != self._replica:
-            raise MCPError(
-                types.INVALID_PARAMS,
-                "requestState belongs to a request held by another gateway process; retry there, "
-                "or send the request again without it",
-            )
+            raise HeldElsewhere(str(payload.get("x")))
         held = self._held.get(str(payload.get("c")))
         if held is None:
             raise MCPError(types.INVALID_PARAMS, "requestState is for a request that is no longer held")

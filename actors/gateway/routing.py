@@ -24,6 +24,7 @@ from actors.config import RuntimeConfig
 from actors.gateway.client_inputs import ClientInputs
 from actors.gateway.external import ExternalNames
 from actors.gateway.handoff import LoopHandoff
+from actors.gateway.relays import ClientRelay
 from actors.gateway.sessions import Sessions
 from actors.gateway.watches import Followed
 from actors.mcp.catalog import PromptSpec
@@ -41,6 +42,7 @@ from actors.runtime.registry import Route
 from actors.tools import ToolResult, ToolSpec
 
 if TYPE_CHECKING:
+    from actors.cluster.forwarded_call import CallRelay
     from actors.cluster.served import ServedGateway
 
 __all__ = ["AffinityRouter", "Requests", "Routes", "Serving"]
@@ -67,13 +69,25 @@ class Serving:
 class AffinityRouter(Protocol):
     """Decides where requests of some servers are served across replicas (`actors.cluster.affinity`)."""
 
+    @property
+    def replica_id(self) -> str: ...
+
     def attach(self, gateway: ServedGateway) -> None: ...
 
     def routes(self, namespace: str) -> bool: ...
 
     async def request(
-        self, ctx: Any, namespace: str, message: ServerRequest, local: Callable[[], Awaitable[ToolResult]]
+        self,
+        ctx: Any,
+        namespace: str,
+        message: ServerRequest,
+        local: Callable[[], Awaitable[ToolResult]],
+        relay: CallRelay | None = None,
     ) -> ToolResult: ...
+
+    async def resume(
+        self, ctx: Any, holder: str, method: str, params: Any, relay: CallRelay | None
+    ) -> Any: ...
 
     async def watch(
         self, namespace: str, uri: str, local: Callable[[], Awaitable[ResourceSubscription]]
@@ -171,17 +185,31 @@ class Requests:
         return await asyncio.wait_for(asyncio.wrap_future(message.reply), LIST_TIMEOUT)
 
     async def request(self, ctx: Any, namespace: str, message: ServerRequest) -> ToolResult:
-        """Send ``message``, or have the affinity router serve it here or on another replica."""
+        """Send ``message``, or have the affinity router serve it here or on another replica
+        (what the backend asks is asked of the client of ``ctx`` either way)."""
         if self._affinity is not None and self._affinity.routes(namespace):
             self.seen(ctx)
+            if isinstance(message, CallTool | GetPrompt) and message.inputs is None:
+                message = message.with_inputs(ClientInputs(ctx, self._handoff))
+            routed = message
             return await self._affinity.request(
-                ctx, namespace, message, lambda: self.served(ctx, namespace, message)
+                ctx, namespace, routed, lambda: self.served(ctx, namespace, routed), ClientRelay(ctx)
             )
         return await self.served(ctx, namespace, message)
 
     def routed(self, namespace: str) -> bool:
         """Whether the affinity router decides where ``namespace``'s requests are served."""
         return self._affinity is not None and self._affinity.routes(namespace)
+
+    @property
+    def clustered(self) -> bool:
+        """Whether this gateway is a replica of a cluster (another replica may hold a request)."""
+        return self._affinity is not None
+
+    async def resume_at(self, ctx: Any, replica: str, method: str, params: Any, relay: CallRelay) -> Any:
+        """The retry ``params`` of a request held by ``replica``, sent there; its answer."""
+        assert self._affinity is not None
+        return await self._affinity.resume(ctx, replica, method, params, relay)
 
     async def serving(self, ctx: Any, namespace: str, wait: Awaitable[_T]) -> _T:
         """Await ``wait`` (a held request's next round, `actors.gateway.input_rounds`) as the
@@ -196,9 +224,16 @@ class Requests:
         finally:
             self._sessions.idle(namespace, ticket)
 
-    async def held(self, namespace: str, message: ServerRequest) -> ToolResult:
-        """Send ``message`` here for a request held across its client's rounds
-        (`actors.gateway.tool_rounds`): no one request of the client waits on it."""
+    async def held(self, ctx: Any, namespace: str, message: ServerRequest, relay: CallRelay) -> ToolResult:
+        """Send ``message`` for a request held across its client's rounds
+        (`actors.gateway.input_rounds`), here or to the replica that runs its server: no one
+        request of the client waits on it."""
+        if self._affinity is not None and self._affinity.routes(namespace):
+            here = lambda: self._held_here(message)  # noqa: E731
+            return await self._affinity.request(ctx, namespace, message, here, relay)
+        return await self._held_here(message)
+
+    async def _held_here(self, message: ServerRequest) -> ToolResult:
         self._routes.send(message)
         try:
             return await asyncio.wrap_future(message.reply)

@@ -10,8 +10,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from mcp.server.connection import allowed_log_levels
+
+from actors.mcp.meta_keys import FORWARDED_CALL
 
 __all__ = ["InFlight", "Sessions"]
 
@@ -28,6 +33,11 @@ class InFlight:
     asks: bool = True
     """Whether the backend's server requests may go to this request's client (not to one whose
     requests are held across rounds: those come to it as rounds)."""
+    tag: str | None = None
+    """The tag of a request another replica forwarded here (`actors.mcp.meta_keys`): the log
+    messages sent for it carry it, so the forwarder knows which of its requests they are for."""
+    levels: frozenset[str] = frozenset()
+    """The log levels a tagged request takes (what it asked for)."""
 
 
 class Sessions:
@@ -58,7 +68,17 @@ class Sessions:
     def busy(self, namespace: str, ctx: Any, *, asks: bool = True) -> int:
         """Note that ``namespace`` serves the request ``ctx``; the ticket to `idle` it with."""
         ticket = next(self._tickets)
-        self._busy.setdefault(namespace, {})[ticket] = InFlight(ctx.session, ctx.request_id, asks=asks)
+        meta = getattr(ctx, "meta", None)
+        meta = meta if isinstance(meta, Mapping) else {}
+        tag = meta.get(FORWARDED_CALL)
+        version = getattr(ctx, "protocol_version", None)
+        self._busy.setdefault(namespace, {})[ticket] = InFlight(
+            ctx.session,
+            ctx.request_id,
+            asks=asks,
+            tag=tag if isinstance(tag, str) else None,
+            levels=allowed_log_levels(version, meta) if isinstance(version, str) else frozenset(),
+        )
         self.in_flight += 1
         return ticket
 

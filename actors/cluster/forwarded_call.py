@@ -1,0 +1,137 @@
+"""One forwarded request, as its client here sees it: the rounds of input the owner asks for,
+and the log messages and progress the owner sends meanwhile.
+
+The owner speaks 2026-07-28 to the forwarder: what its backend asks (sampling, elicitation,
+roots) comes back as an ``InputRequiredResult``. The forwarder asks the request's `CallInputs`
+for each round (the gateway's: a handshake-era client is asked with server requests, a
+2026-07-28 client gets a round of its own) and retries with the answers and the owner's
+``requestState``, until the owner answers. What the client here declared is declared to the
+owner (`CallRelay.capabilities`), so the owner refuses what the client cannot answer as it
+would refuse the client itself.
+
+A log message names no request, and one connection carries many: each forwarded request is
+tagged (`actors.mcp.meta_keys.FORWARDED_CALL` in its ``_meta``), the owner tags the log messages
+it sends for it the same, and `CallTags` hands each to its request's relay.
+
+Everything here runs on the loop that forwards (the gateway's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final, Protocol, cast
+
+import mcp_types as types
+import pydantic
+from mcp_types import LOG_LEVEL_META_KEY
+
+from actors.mcp.inputs import CallInputs, InputRefused
+from actors.mcp.meta_keys import FORWARDED_CALL
+from actors.tools import ErrorType, ToolResult
+
+__all__ = ["MAX_ROUNDS", "CallRelay", "CallTags", "Send", "capability_names", "in_rounds"]
+
+MAX_ROUNDS: Final = 16
+"""Rounds of input one forwarded request may take (the SDK's own client stops at as many)."""
+
+_RESPONSES: pydantic.TypeAdapter[types.InputResponses] = pydantic.TypeAdapter(types.InputResponses)
+_CAPABILITIES: Final = ("sampling", "elicitation", "roots")
+
+
+class CallRelay(Protocol):
+    """What the gateway here knows of the client whose request is forwarded (`actors.gateway.relays`)."""
+
+    @property
+    def capabilities(self) -> Mapping[str, Any]:
+        """The client capabilities the request declared (``sampling``, ``elicitation``, ``roots``)."""
+
+    @property
+    def log_level(self) -> types.LoggingLevel | None:
+        """The lowest level of log message the client takes on this request (None: none)."""
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        """Send the client one of the owner's log messages (before the answer)."""
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """Send the client the owner's progress (a request without a progress token: nothing)."""
+
+    @property
+    def reports_progress(self) -> bool:
+        """Whether the client asked for progress on this request."""
+
+
+def capability_names(relay: CallRelay | None) -> frozenset[str]:
+    """Which of sampling, elicitation and roots the request declares (what a client to the
+    owner must declare for it)."""
+    if relay is None:
+        return frozenset()
+    return frozenset(name for name in _CAPABILITIES if name in relay.capabilities)
+
+
+class CallTags:
+    """The relays of the forwarded requests in flight, by tag. Owned by the forwarding loop."""
+
+    def __init__(self) -> None:
+        self._relays: dict[str, CallRelay] = {}
+
+    def open(self, relay: CallRelay | None) -> tuple[str, types.RequestParamsMeta]:
+        """A tag for a request, and the ``_meta`` that carries it (and the client's log level)."""
+        tag = secrets.token_urlsafe(9)
+        meta: dict[str, Any] = {FORWARDED_CALL: tag}
+        if relay is not None:
+            self._relays[tag] = relay
+            if relay.log_level is not None:
+                meta[LOG_LEVEL_META_KEY] = relay.log_level
+        return tag, cast(types.RequestParamsMeta, meta)
+
+    def close(self, tag: str) -> None:
+        self._relays.pop(tag, None)
+
+    async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        """The owner's log message, to the relay of the request it is tagged with (untagged or
+        for a request that ended: dropped; every request the owner serves gets its own copy)."""
+        tag = (params.meta or {}).get(FORWARDED_CALL)
+        relay = self._relays.get(tag) if isinstance(tag, str) else None
+        if relay is not None:
+            meta = {k: v for k, v in (params.meta or {}).items() if k != FORWARDED_CALL} or None
+            await relay.log(params.model_copy(update={"meta": meta}))
+
+
+Send = Callable[
+    [dict[str, Any] | None, str | None, types.RequestParamsMeta],
+    Awaitable[types.Result],
+]
+"""``send(input_responses, request_state, meta)``: one round of the request to the owner."""
+
+
+async def in_rounds(
+    send: Send, meta: types.RequestParamsMeta, inputs: CallInputs | None
+) -> types.Result | ToolResult:
+    """The owner's answer to the request ``send`` makes, its rounds of input answered by
+    ``inputs``; a `ToolResult` failure when a round cannot be answered."""
+    responses: dict[str, Any] | None = None
+    state: str | None = None
+    for _ in range(MAX_ROUNDS):
+        answer = await send(responses, state, meta)
+        if not isinstance(answer, types.InputRequiredResult):
+            return answer
+        if inputs is None:
+            nobody = "the server asked for input, and nobody here can answer"
+            return ToolResult.fail(ErrorType.EXECUTION, nobody)
+        requests = {
+            key: request.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for key, request in (answer.input_requests or {}).items()
+        }
+        asked = inputs.ask(requests)
+        try:
+            answers = await asyncio.wrap_future(asked)
+        except InputRefused as refused:
+            return ToolResult.fail(ErrorType.EXECUTION, f"the input asked for was refused: {refused.message}")
+        except asyncio.CancelledError:
+            asked.cancel()
+            raise
+        responses = dict(_RESPONSES.validate_python(dict(answers)))
+        state = answer.request_state
+    return ToolResult.fail(ErrorType.EXECUTION, f"the server asked for input more than {MAX_ROUNDS} times")
