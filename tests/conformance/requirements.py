@@ -169,32 +169,37 @@ def run_client_scenarios(
     ``--requirements`` runs a set's scenarios all at once: some 40 Python clients starting
     together on a 2-core machine took 94 s to reach their first request, past the scenario's
     connect timeout. One at a time is the same set, run as a slow machine can."""
-    scenarios: dict[str, Scenario] = {}
-    outputs = []
-    for name in names:
-        found, output = _run(
-            node,
+    return _run_each(
+        node,
+        [
             [
                 *("client", "--command", command, "--scenario", name),
                 *(("--spec-version", revision) if revision else ()),
                 *options,
-            ],
-            out_dir,
-            timeout,
-        )
-        scenarios.update(found)
-        outputs.append(output[-300:])
-    return scenarios, "\n".join(outputs)
+            ]
+            for name in names
+        ],
+        out_dir,
+        timeout,
+    )
 
 
 def run_server_scenarios(
     node: str, url: str, names: tuple[str, ...], out_dir: Path, timeout: float
 ) -> tuple[dict[str, Scenario], str]:
     """The server scenarios ``names`` against ``url``, one at a time, each at its own version."""
+    return _run_each(node, [["server", "--url", url, "--scenario", name] for name in names], out_dir, timeout)
+
+
+def _run_each(
+    node: str, runs: list[list[str]], out_dir: Path, timeout: float
+) -> tuple[dict[str, Scenario], str]:
+    """The suite run once per argument list of ``runs``, in turn: every scenario seen, and the
+    tail of each run's output."""
     scenarios: dict[str, Scenario] = {}
     outputs = []
-    for name in names:
-        found, output = _run(node, ["server", "--url", url, "--scenario", name], out_dir, timeout)
+    for arguments in runs:
+        found, output = _run(node, arguments, out_dir, timeout)
         scenarios.update(found)
         outputs.append(output[-300:])
     return scenarios, "\n".join(outputs)
