@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import ssl
 import threading
@@ -46,17 +47,24 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CONNECTION_CLOSED,
-    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
-    CallToolResult,
-    GetPromptResult,
-    PaginatedRequestParams,
     RequestParamsMeta,
 )
 
-from actors.cluster.forwarded_call import CallRelay, CallTags, capability_names, in_rounds
+from actors.cluster.forwarded_call import (
+    CallRelay,
+    CallTags,
+    Send,
+    capability_names,
+    dumped,
+    in_rounds,
+    prompt_answer,
+    prompt_rounds,
+    tool_answer,
+    tool_rounds,
+)
 from actors.mcp.inputs import CallInputs
 from actors.mcp.tls import default_ssl_context
 from actors.tools import ErrorType, ToolResult
@@ -75,8 +83,6 @@ _ERA = "2026-07-28"
 _CONNECT_TIMEOUT = 5.0
 _CLOSE_WAIT = 2.0
 """Seconds a failed call waits for its broken client's task to say why it ended."""
-_LIST_PAGES = 100
-"""Pages of tools a re-list after a HEADER_MISMATCH reads at most."""
 
 
 def is_unreachable(result: ToolResult) -> bool:
@@ -211,28 +217,35 @@ class Forwarder:
         """``tools/call`` of ``name`` (the external name) at ``address``: its rounds of input
         answered by ``inputs``, its log messages and progress sent through ``relay``."""
         progress = relay.progress if relay is not None and relay.reports_progress else None
+        rounds = functools.partial(tool_rounds, name=name, arguments=arguments, progress=progress)
+        return await self._in_rounds(address, timeout, rounds, tool_answer, inputs, relay)
 
+    async def get_prompt(
+        self,
+        address: str,
+        name: str,
+        arguments: dict[str, str],
+        timeout: float,
+        *,
+        inputs: CallInputs | None = None,
+        relay: CallRelay | None = None,
+    ) -> ToolResult:
+        """``prompts/get`` of ``name`` (the external name) at ``address``, as `call_tool`."""
+        rounds = functools.partial(prompt_rounds, name=name, arguments=arguments)
+        return await self._in_rounds(address, timeout, rounds, prompt_answer, inputs, relay)
+
+    async def _in_rounds(
+        self,
+        address: str,
+        timeout: float,
+        rounds: Callable[[Client], Send],
+        shape: Callable[[Any], ToolResult],
+        inputs: CallInputs | None,
+        relay: CallRelay | None,
+    ) -> ToolResult:
         async def send(client: Client) -> ToolResult:
-            async def round_of(responses: Any, state: str | None, meta: RequestParamsMeta) -> Any:
-                return await _listed_once(
-                    client,
-                    lambda: client.session.call_tool(
-                        name,
-                        arguments,
-                        progress_callback=progress,
-                        input_responses=responses,
-                        request_state=state,
-                        meta=meta,
-                        allow_input_required=True,
-                    ),
-                )
-
-            answer = await self._tagged(relay, lambda meta: in_rounds(round_of, meta, inputs))
-            if isinstance(answer, ToolResult):
-                return answer
-            if not isinstance(answer, CallToolResult):
-                return ToolResult.fail(ErrorType.SERVER_ERROR, f"unexpected answer {type(answer).__name__}")
-            return _tool_result(answer)
+            answer = await self._tagged(relay, lambda meta: in_rounds(rounds(client), meta, inputs))
+            return answer if isinstance(answer, ToolResult) else shape(answer)
 
         return await self._send(address, timeout, send, capability_names(relay))
 
@@ -252,28 +265,16 @@ class Forwarder:
         progress = relay.progress if relay is not None and relay.reports_progress else None
 
         async def send(client: Client) -> ToolResult:
-            async def once(meta: RequestParamsMeta) -> Any:
-                if method == "prompts/get":
-                    return await client.session.get_prompt(
-                        params.name,
-                        params.arguments,
-                        input_responses=params.input_responses,
-                        request_state=params.request_state,
-                        meta=meta,
-                        allow_input_required=True,
-                    )
-                return await client.session.call_tool(
-                    params.name,
-                    params.arguments,
-                    progress_callback=progress,
-                    input_responses=params.input_responses,
-                    request_state=params.request_state,
-                    meta=meta,
-                    allow_input_required=True,
-                )
-
+            if method == "prompts/get":
+                rounds = prompt_rounds(client, name=params.name, arguments=params.arguments)
+            else:
+                rounds = tool_rounds(client, name=params.name, arguments=params.arguments, progress=progress)
             try:
-                answered.append(await self._tagged(relay, once))
+                answered.append(
+                    await self._tagged(
+                        relay, lambda meta: rounds(params.input_responses, params.request_state, meta)
+                    )
+                )
             except MCPError as exc:
                 if exc.error.code == CONNECTION_CLOSED:
                     raise  # the client broke: classified by `_send`
@@ -302,41 +303,9 @@ class Forwarder:
 
         async def send(client: Client) -> ToolResult:
             result = await client.read_resource(uri, cache_mode="bypass")
-            return ToolResult.ok(_dumped(result))
+            return ToolResult.ok(dumped(result))
 
         return await self._send(address, timeout, send)
-
-    async def get_prompt(
-        self,
-        address: str,
-        name: str,
-        arguments: dict[str, str],
-        timeout: float,
-        *,
-        inputs: CallInputs | None = None,
-        relay: CallRelay | None = None,
-    ) -> ToolResult:
-        """``prompts/get`` of ``name`` (the external name) at ``address``, as `call_tool`."""
-
-        async def send(client: Client) -> ToolResult:
-            async def round_of(responses: Any, state: str | None, meta: RequestParamsMeta) -> Any:
-                return await client.session.get_prompt(
-                    name,
-                    arguments,
-                    input_responses=responses,
-                    request_state=state,
-                    meta=meta,
-                    allow_input_required=True,
-                )
-
-            answer = await self._tagged(relay, lambda meta: in_rounds(round_of, meta, inputs))
-            if isinstance(answer, ToolResult):
-                return answer
-            if not isinstance(answer, GetPromptResult):
-                return ToolResult.fail(ErrorType.SERVER_ERROR, f"unexpected answer {type(answer).__name__}")
-            return ToolResult.ok(_dumped(answer))
-
-        return await self._send(address, timeout, send, capability_names(relay))
 
     async def listen(self, address: str, uri: str, acked: Callable[[], None]) -> None:
         """Hold a ``subscriptions/listen`` stream naming ``uri`` at ``address`` (``acked()``
@@ -416,24 +385,6 @@ _unused: Any = _never_called
 """Given as a client's sampling, elicitation or roots callback: only so that it declares them."""
 
 
-async def _listed_once(client: Client, call: Callable[[], Awaitable[_R]]) -> _R:
-    """``call()``; once more after listing the owner's tools if it refused the call's headers
-    (HEADER_MISMATCH: the client mirrors ``x-mcp-header`` arguments of the tools it listed)."""
-    try:
-        return await call()
-    except MCPError as exc:
-        if exc.error.code != HEADER_MISMATCH:
-            raise
-    cursor: str | None = None
-    for _ in range(_LIST_PAGES):
-        params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await client.session.list_tools(params=params)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return await call()
-
-
 def _unreachable(address: str, exc: BaseException) -> ToolResult:
     return ToolResult.fail(
         ErrorType.CONNECTION,
@@ -468,22 +419,3 @@ def _reason(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return str(exc) or type(exc).__name__
-
-
-def _dumped(result: Any) -> dict[str, Any]:
-    return dict(result.model_dump(mode="json", by_alias=True, exclude_none=True))
-
-
-def _tool_result(result: CallToolResult) -> ToolResult:
-    """The owner's answer, shaped as the runtime shapes a server's (`actors.gateway` reads it)."""
-    answer = _dumped(result)
-    content = answer.get("content", [])
-    if result.is_error:
-        texts = [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
-        return ToolResult.fail(
-            ErrorType.SERVER_ERROR, "; ".join(t for t in texts if t) or "error", content=content
-        )
-    output: dict[str, Any] = {"content": content}
-    if "structuredContent" in answer:
-        output["structuredContent"] = answer["structuredContent"]
-    return ToolResult.ok(output)

@@ -25,16 +25,34 @@ from typing import Any, Final, Protocol, cast
 
 import mcp_types as types
 import pydantic
-from mcp_types import LOG_LEVEL_META_KEY
+from mcp import Client
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
+from mcp_types import HEADER_MISMATCH, LOG_LEVEL_META_KEY
 
 from actors.mcp.inputs import CallInputs, InputRefused
 from actors.mcp.meta_keys import FORWARDED_CALL
 from actors.tools import ErrorType, ToolResult
 
-__all__ = ["MAX_ROUNDS", "CallRelay", "CallTags", "Send", "capability_names", "in_rounds"]
+__all__ = [
+    "MAX_ROUNDS",
+    "CallRelay",
+    "CallTags",
+    "Send",
+    "capability_names",
+    "dumped",
+    "in_rounds",
+    "prompt_answer",
+    "prompt_rounds",
+    "tool_answer",
+    "tool_rounds",
+]
 
 MAX_ROUNDS: Final = 16
 """Rounds of input one forwarded request may take (the SDK's own client stops at as many)."""
+
+_LIST_PAGES: Final = 100
+"""Pages of tools a re-list after a HEADER_MISMATCH reads at most."""
 
 _RESPONSES: pydantic.TypeAdapter[types.InputResponses] = pydantic.TypeAdapter(types.InputResponses)
 _CAPABILITIES: Final = ("sampling", "elicitation", "roots")
@@ -135,3 +153,89 @@ async def in_rounds(
         responses = dict(_RESPONSES.validate_python(dict(answers)))
         state = answer.request_state
     return ToolResult.fail(ErrorType.EXECUTION, f"the server asked for input more than {MAX_ROUNDS} times")
+
+
+def tool_rounds(
+    client: Client, *, name: str, arguments: dict[str, Any] | None, progress: ProgressFnT | None
+) -> Send:
+    """One round of ``tools/call`` of ``name`` to the owner ``client`` speaks to."""
+
+    async def send(responses: Any, state: str | None, meta: types.RequestParamsMeta) -> types.Result:
+        async def call() -> types.Result:
+            return await client.session.call_tool(
+                name,
+                arguments,
+                progress_callback=progress,
+                input_responses=responses,
+                request_state=state,
+                meta=meta,
+                allow_input_required=True,
+            )
+
+        return await _listed_once(client, call)
+
+    return send
+
+
+def prompt_rounds(client: Client, *, name: str, arguments: dict[str, str] | None) -> Send:
+    """One round of ``prompts/get`` of ``name`` to the owner ``client`` speaks to."""
+
+    async def send(responses: Any, state: str | None, meta: types.RequestParamsMeta) -> types.Result:
+        return await client.session.get_prompt(
+            name,
+            arguments,
+            input_responses=responses,
+            request_state=state,
+            meta=meta,
+            allow_input_required=True,
+        )
+
+    return send
+
+
+async def _listed_once(client: Client, call: Callable[[], Awaitable[types.Result]]) -> types.Result:
+    """``call()``; once more after listing the owner's tools if it refused the call's headers
+    (HEADER_MISMATCH: the client mirrors ``x-mcp-header`` arguments of the tools it listed)."""
+    try:
+        return await call()
+    except MCPError as exc:
+        if exc.error.code != HEADER_MISMATCH:
+            raise
+    cursor: str | None = None
+    for _ in range(_LIST_PAGES):
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await client.session.list_tools(params=params)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return await call()
+
+
+def dumped(result: Any) -> dict[str, Any]:
+    """An SDK result as MCP JSON."""
+    return dict(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+
+def tool_answer(answer: types.Result) -> ToolResult:
+    """The owner's ``tools/call`` answer, shaped as the runtime shapes a server's (the gateway
+    reads it)."""
+    if not isinstance(answer, types.CallToolResult):
+        return ToolResult.fail(ErrorType.SERVER_ERROR, f"unexpected answer {type(answer).__name__}")
+    shaped = dumped(answer)
+    content = shaped.get("content", [])
+    if answer.is_error:
+        texts = [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
+        return ToolResult.fail(
+            ErrorType.SERVER_ERROR, "; ".join(t for t in texts if t) or "error", content=content
+        )
+    output: dict[str, Any] = {"content": content}
+    if "structuredContent" in shaped:
+        output["structuredContent"] = shaped["structuredContent"]
+    return ToolResult.ok(output)
+
+
+def prompt_answer(answer: types.Result) -> ToolResult:
+    """The owner's ``prompts/get`` answer, as the gateway answers from."""
+    if not isinstance(answer, types.GetPromptResult):
+        return ToolResult.fail(ErrorType.SERVER_ERROR, f"unexpected answer {type(answer).__name__}")
+    return ToolResult.ok(dumped(answer))
