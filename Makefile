@@ -38,11 +38,11 @@ typecheck: $(STAMP)
 
 # Every machine runs what CI runs: a skip or xfail not listed in tests/allowed-skips.txt fails
 # the run (tests/harness/skips.py), and so does a run that collects no test (exit status 5).
-# Three workers (pytest-xdist), a test file each at a time: a test spends much of its time
-# waiting on the server processes it starts, so on two cores two workers leave a core idle part
-# of the time and three do not (benchmarks/results/test-suite.md has the times). Module fixtures stay with
-# their file. PYTEST_WORKERS=0: one process.
-PYTEST_WORKERS ?= 3
+# pytest-xdist workers, a test file each at a time: one more than the CPUs this process may use
+# (tests/harness/workers.py; a CPU quota counts), as a test spends much of its time waiting on
+# the server processes it starts (benchmarks/results/test-suite.md has the times). Module
+# fixtures stay with their file. PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= $(shell $(PYTHON) tests/harness/workers.py 2>/dev/null || echo 2)
 pytest: $(STAMP)
 	status=0; $(BIN)/pytest -q $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile) \
 	  || status=$$?; \
