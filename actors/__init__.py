@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from actors.mcp.config import ServerConfig
     from actors.mcp.inputs import CallInputs, InputRefused
     from actors.runtime import (
+        AsyncRuntime,
         CallTool,
         Complete,
         GetPrompt,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "AsyncRuntime",
     "CallInputs",
     "CallTool",
     "Complete",

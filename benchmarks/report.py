@@ -111,6 +111,25 @@ def target_rows(results: dict[str, Any]) -> list[Row]:
                     threshold=1.1,
                 )
             )
+        awaited = conc.get("async_runtime")
+        if awaited:
+            rows.append(
+                Row(
+                    id="concurrency.async_runtime",
+                    benchmark=(
+                        f"Concurrency from an asyncio host: {conc['calls']} calls (`AsyncRuntime.call_tool`)"
+                    ),
+                    measure="wall time (s)",
+                    median=_f(awaited["median"], 3),
+                    p95=_f(awaited["p95"], 3),
+                    reference=f"{_f(sdk['median'], 3)} (SDK, `asyncio.gather`)",
+                    ratio=_f(awaited["ratio"], 3),
+                    target="ratio ≤ 1.05",
+                    met=awaited["ratio"] <= 1.05,
+                    value=awaited["ratio"],
+                    threshold=1.05,
+                )
+            )
 
     iso = b.get("isolation")
     if iso and "error" not in iso:

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from actors import Runtime
+from actors import AsyncRuntime, Runtime
 from actors.mcp.sdk_transport import SDKTransport
 from actors.mcp.stdio_process import PDEATHSIG_SCRIPT
 from actors.runtime.messages import CallTool, StartServer
@@ -199,6 +199,7 @@ def concurrency(sizes: Sizes) -> dict[str, Any]:
     ours: list[float] = []
     threaded: list[float] = []
     hosted: list[float] = []
+    awaited: list[float] = []
     reference: list[float] = []
     with SDKLoop() as sdk, Runtime.start(runtime_config(["slow"])) as rt:
         (client,) = sdk.connect(1)
@@ -240,16 +241,28 @@ def concurrency(sizes: Sizes) -> dict[str, Any]:
                 _ok(result)
             return time.perf_counter() - start
 
+        # The same runtime through `AsyncRuntime` (entered without starting another).
+        facade = sdk.run(AsyncRuntime(lambda: rt).open())
+
+        async def facade_wall() -> float:
+            start = time.perf_counter()
+            calls = [facade.call_tool("slow/sleep", args, timeout=30) for _ in range(n)]
+            for result in await asyncio.gather(*calls):
+                _ok(result)
+            return time.perf_counter() - start
+
         sdk.run(sdk_wall())
         ours_wall()
         threaded_wall()
         sdk.run(host_wall())
-        runs = {"ours": ours, "sdk": reference, "threaded": threaded, "host": hosted}
+        sdk.run(facade_wall())
+        runs = {"ours": ours, "sdk": reference, "threaded": threaded, "host": hosted, "facade": awaited}
         for rep in range(sizes.concurrency_reps):
             order = [
                 ("ours", ours_wall),
                 ("sdk", lambda: sdk.run(sdk_wall())),
                 ("host", lambda: sdk.run(host_wall())),
+                ("facade", lambda: sdk.run(facade_wall())),
                 ("threaded", threaded_wall),
             ]
             if rep % 2:
@@ -263,9 +276,11 @@ def concurrency(sizes: Sizes) -> dict[str, Any]:
         "message": {"samples_s": ours, **summary(ours)},
         "call_tool_threads": {"samples_s": threaded, **summary(threaded)},
         "asyncio_host": {"samples_s": hosted, **summary(hosted)},
+        "async_runtime": {"samples_s": awaited, **summary(awaited)},
         "sdk": {"samples_s": reference, **summary(reference)},
     }
-    out["asyncio_host"]["ratio"] = out["asyncio_host"]["median"] / out["sdk"]["median"]
+    for variant in ("asyncio_host", "async_runtime"):
+        out[variant]["ratio"] = out[variant]["median"] / out["sdk"]["median"]
     return out
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from actors.exports import lazy_exports
 
 if TYPE_CHECKING:
+    from actors.runtime.async_facade import AsyncRuntime
     from actors.runtime.client import MCPClient, MCPRegistry
     from actors.runtime.facade import Runtime
     from actors.runtime.handlers import HostHandlers, LoginHandlers
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from actors.runtime.state import ServerState
 
 __all__ = [
+    "AsyncRuntime",
     "CallTool",
     "Complete",
     "GetPrompt",
@@ -70,6 +72,7 @@ __all__ = [
 
 # Where each public name lives; the rest of `__all__` are the messages.
 _HOMES = {
+    "AsyncRuntime": "actors.runtime.async_facade",
     "MCPClient": "actors.runtime.client",
     "MCPRegistry": "actors.runtime.client",
     "Runtime": "actors.runtime.facade",

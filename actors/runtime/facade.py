@@ -25,9 +25,6 @@ from actors.runtime.handlers import HostHandlers, LoginHandlers, Roots
 from actors.runtime.host import HostCalls
 from actors.runtime.live import live
 from actors.runtime.messages import (
-    CallTool,
-    Complete,
-    GetPrompt,
     GetStatus,
     ListPrompts,
     ListResources,
@@ -48,6 +45,7 @@ from actors.runtime.messages import (
 )
 from actors.runtime.refusals import answer_refusal
 from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, Route, ServerRefs
+from actors.runtime.requests_of import completion, prompt_request, tool_call
 from actors.runtime.schema_cache import CachedLists, SchemaCache
 from actors.runtime.supervisor import SupervisorActor
 from actors.runtime.timers import TimerService
@@ -242,17 +240,10 @@ class Runtime:
         ``progress(progress, total, message)`` receives the server's progress notifications for
         this call, in order, on a host thread.
         """
-        namespace, sep, tool = name.partition("/") if isinstance(name, str) else ("", "", "")
-        if not sep or not namespace or not tool:
-            return ToolResult.fail(ErrorType.NOT_FOUND, f"{name!r} is not 'namespace/tool'")
         # The actor that answers the call checks it (`CallTool.refusal`, the one check): whatever
         # the caller passed goes along as it is, to be refused there the one way.
-        given: Any = {} if arguments is None else arguments
-        copied = dict(given) if isinstance(given, Mapping) else given
-        return self._request(
-            CallTool(namespace=namespace, tool=tool, arguments=copied, timeout=timeout, progress=progress),
-            name,
-        )
+        call = tool_call(name, arguments, timeout, progress)
+        return call if isinstance(call, ToolResult) else self._request(call, name)
 
     def read_resource(self, namespace: str, uri: str, timeout: float | None = None) -> ToolResult:
         """Read a resource; ``output["contents"]`` holds its MCP contents (``uri``, ``mimeType``,
@@ -263,12 +254,8 @@ class Runtime:
         self, name: str, arguments: Mapping[str, str] | None = None, timeout: float | None = None
     ) -> ToolResult:
         """Get ``namespace/prompt`` filled in; ``output["messages"]`` and ``output["description"]``."""
-        namespace, sep, prompt = name.partition("/") if isinstance(name, str) else ("", "", "")
-        if not sep or not namespace or not prompt:
-            return ToolResult.fail(ErrorType.NOT_FOUND, f"{name!r} is not 'namespace/prompt'")
-        given: Any = {} if arguments is None else arguments
-        copied = dict(given) if isinstance(given, Mapping) else given
-        return self._request(GetPrompt(namespace, prompt, copied, timeout), name)
+        request = prompt_request(name, arguments, timeout)
+        return request if isinstance(request, ToolResult) else self._request(request, name)
 
     def complete(
         self,
@@ -283,20 +270,9 @@ class Runtime:
         ``ref``: a prompt name, a resource template URI, or the MCP reference object;
         ``argument``: ``(name, value so far)`` or ``{"name": ..., "value": ...}``.
         """
-        if isinstance(ref, str):
-            ref = (
-                {"type": "ref/resource", "uri": ref} if "://" in ref else {"type": "ref/prompt", "name": ref}
-            )
-        if isinstance(argument, tuple) and len(argument) == 2:
-            argument = {"name": argument[0], "value": argument[1]}
-        message = Complete(
-            namespace,
-            dict(ref) if isinstance(ref, Mapping) else ref,
-            dict(argument) if isinstance(argument, Mapping) else argument,
-            dict(context) if context is not None else None,
-            timeout,
+        return self._request(
+            completion(namespace, ref, argument, context, timeout), f"{namespace} completion"
         )
-        return self._request(message, f"{namespace} completion")
 
     def subscribe_resource(
         self, namespace: str, uri: str, on_update: OnUpdate, timeout: float = _REQUEST_TIMEOUT
@@ -307,15 +283,10 @@ class Runtime:
         return subscription
 
     def _request(self, message: ServerRequest, name: str) -> ToolResult:
-        if self._closed:
-            return ToolResult.fail(ErrorType.CANCELLED, "the runtime is shut down")
-        if (refusal := check_timeout(message.timeout)) is not None:
-            # How long to wait depends on it: refused here (as the actor would), span and all.
-            return answer_refusal(message, refusal)
-        # Worked out before sending: once the actor is woken, this thread should be waiting
-        # (not holding the GIL the actor needs).
-        limit = _wait_limit(self._configs.get(message.namespace), message.namespace, message.timeout)
-        wait = min(limit + _CALL_SLACK, threading.TIMEOUT_MAX)
+        ready = self._readied(message)
+        if isinstance(ready, ToolResult):
+            return ready
+        limit, wait = ready
         try:
             self._send(message)
         except Exception as exc:  # the registry could not route it (an actor failed to start)
@@ -330,6 +301,19 @@ class Runtime:
             return ToolResult.fail(ErrorType.CANCELLED, f"{name} was cancelled")
         return result
 
+    def _readied(self, message: ServerRequest) -> ToolResult | tuple[float, float]:
+        """The answer ``message`` gets at once (the runtime shut down, a timeout refused), or
+        how long its server may take and how long its caller waits: ``(limit, wait)``."""
+        if self._closed:
+            return ToolResult.fail(ErrorType.CANCELLED, "the runtime is shut down")
+        if (refusal := check_timeout(message.timeout)) is not None:
+            # How long to wait depends on it: refused here (as the actor would), span and all.
+            return answer_refusal(message, refusal)
+        # Worked out before sending: once the actor is woken, the caller should be waiting
+        # (not holding the GIL the actor needs).
+        limit = _wait_limit(self._configs.get(message.namespace), message.namespace, message.timeout)
+        return limit, min(limit + _CALL_SLACK, threading.TIMEOUT_MAX)
+
     def _send(self, call: ServerRequest) -> None:
         route = self._routes.get(call.namespace)
         if route is None:
@@ -339,17 +323,25 @@ class Runtime:
                 route = asked.reply.result(timeout=_REQUEST_TIMEOUT)
             except concurrent.futures.TimeoutError:
                 route = None
-            if route is None:
-                # Unknown (for now): the registry answers the call itself.
-                self._registry.tell(call)
-                return
-            self._routes[call.namespace] = route
+        self._send_by(call, route)
+
+    def _send_by(self, call: ServerRequest, route: pykka.ActorRef[Any] | None) -> None:
+        """Tell ``call`` to ``route`` (the actor the registry named), remembered for the next
+        calls; without one, or when it died, to the registry, which knows what to answer."""
+        if route is None:
+            self._registry.tell(call)  # unknown (for now): the registry answers the call itself
+            return
+        self._routes[call.namespace] = route
         try:
             route.tell(call)
         except pykka.ActorDeadError:
             # Unregistered meanwhile: forget the route; the registry knows what to answer.
             self._routes.pop(call.namespace, None)
             self._registry.tell(call)
+
+    def _route_of(self, namespace: str) -> pykka.ActorRef[Any] | None:
+        """The actor known to serve ``namespace`` (None: ask the registry with `Route`)."""
+        return self._routes.get(namespace)
 
     def list_tools(self, namespace: str | None = None, timeout: float = 60.0) -> list[ToolSpec]:
         """The tools of every namespace (or one), sorted; starts only servers never seen before."""
@@ -415,9 +407,18 @@ class Runtime:
     def unregister_server(self, namespace: str, timeout: float = _REQUEST_TIMEOUT) -> bool:
         """Stop a server and forget it and its tools."""
         removed: bool = self._ask(UnregisterServer(namespace), timeout)
+        self._forget(namespace)
+        return removed
+
+    def _forget(self, namespace: str) -> None:
+        """Forget an unregistered server's configuration and route."""
         self._configs.pop(namespace, None)
         self._routes.pop(namespace, None)
-        return removed
+
+    @property
+    def closed(self) -> bool:
+        """Whether the runtime was shut down."""
+        return self._closed
 
     def _ask(self, message: Any, timeout: float) -> Any:
         if self._closed:

@@ -14,7 +14,12 @@ PAGE = ROOT / "docs" / "quickstart.md"
 def test_the_page_has_files_and_commands() -> None:
     found = steps(PAGE.read_text())
     assert sum(isinstance(s, Command) for s in found) >= 6
-    assert {s[0] for s in found if isinstance(s, tuple)} == {"mcp.json", "first_call.py", "time.robot"}
+    assert {s[0] for s in found if isinstance(s, tuple)} == {
+        "mcp.json",
+        "first_call.py",
+        "first_async_call.py",
+        "time.robot",
+    }
 
 
 def test_quickstart_runs_as_written(tmp_path: Path) -> None:
