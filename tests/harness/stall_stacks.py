@@ -233,11 +233,16 @@ class StallSampler:
             self._collecting = None
 
     def _run(self) -> None:
-        last = time.monotonic()
-        while not self._stop.wait(self.interval):
-            now = time.monotonic()
-            self._sample(now, gap=now - last)
-            last = now
+        me = threading.get_native_id()
+        _SAMPLER_THREADS.add(me)
+        try:
+            last = time.monotonic()
+            while not self._stop.wait(self.interval):
+                now = time.monotonic()
+                self._sample(now, gap=now - last)
+                last = now
+        finally:
+            _SAMPLER_THREADS.discard(me)
 
     def _sample(self, now: float, gap: float) -> None:
         # CPython 3.11 holds its thread-list lock in sys._current_frames() while it makes frame
@@ -290,12 +295,14 @@ class StallSampler:
             tasks = os.listdir("/proc/self/task")
         except OSError:
             return
-        # Not our own thread: woken from its sleep it waits for a CPU before it asks for the GIL,
-        # so its waits hold no one up (under a CPU quota they are the longest of all).
-        ours = self._thread.native_id
+        # Not a sampler's thread (ours, or another sampler's in this process: the harness runs
+        # one per worker, a test may run its own): woken from its sleep it waits for a CPU
+        # before it asks for the GIL, so its waits hold no one up (under a CPU quota they are
+        # the longest of all).
+        samplers = frozenset(_SAMPLER_THREADS)
         for task in tasks:
             native_id = int(task)
-            if native_id not in loops and native_id != ours and (stat := _schedstat(native_id)):
+            if native_id not in loops and native_id not in samplers and (stat := _schedstat(native_id)):
                 self._others.append((now, native_id, *stat))
 
     def _finish(self, ident: int, now: float) -> None:
@@ -310,6 +317,10 @@ class StallSampler:
         with self._lock:
             self._stalls.append(stall)
             del self._stalls[: -self._keep]
+
+
+_SAMPLER_THREADS: set[int] = set()
+"""The native ids of the running samplers' threads (each adds and removes its own)."""
 
 
 def _deltas(
