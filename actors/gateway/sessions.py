@@ -71,14 +71,13 @@ class Sessions:
         meta = getattr(ctx, "meta", None)
         meta = meta if isinstance(meta, Mapping) else {}
         tag = meta.get(FORWARDED_CALL)
-        version = getattr(ctx, "protocol_version", None)
-        self._busy.setdefault(namespace, {})[ticket] = InFlight(
-            ctx.session,
-            ctx.request_id,
-            asks=asks,
-            tag=tag if isinstance(tag, str) else None,
-            levels=allowed_log_levels(version, meta) if isinstance(version, str) else frozenset(),
-        )
+        request = InFlight(ctx.session, ctx.request_id, asks=asks)
+        if isinstance(tag, str):
+            # Only a forwarded request's log messages are sent tagged, filtered here.
+            version = getattr(ctx, "protocol_version", None)
+            request.tag = tag
+            request.levels = allowed_log_levels(version, meta) if isinstance(version, str) else frozenset()
+        self._busy.setdefault(namespace, {})[ticket] = request
         self.in_flight += 1
         return ticket
 
