@@ -148,7 +148,7 @@ class RedisSubscriptionBus:
                 socket_connect_timeout=self.link.timeout,
                 decode_responses=True,
             )
-            pubsub = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+            pubsub = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call,unused-ignore]  # typed from redis 8.2
             try:
                 pubsub.subscribe(self.channel)
                 self._subscribed.set()

@@ -222,6 +222,13 @@ def released(refs: list[weakref.ref[Action]]) -> int:
     return sum(1 for ref in refs if ref() is None)
 
 
+def all_released(refs: list[weakref.ref[Action]]) -> bool:
+    # The lag watchdog's stall sampler may hold, for the few milliseconds of one sample, the
+    # frame of a `schedule` call it caught, and that frame the action: seen once as 999 of 1000.
+    # What the service keeps is kept for good, so a bounded wait still fails on a leak.
+    return wait_until(lambda: released(refs) == len(refs), WAIT)
+
+
 def test_cancelled_timers_forget_their_keys_and_actions(timers: TimerService) -> None:
     actions = [Action() for _ in range(1000)]
     refs = [weakref.ref(a) for a in actions]
@@ -233,7 +240,7 @@ def test_cancelled_timers_forget_their_keys_and_actions(timers: TimerService) ->
     del actions, action
     assert timers.pending() == 0
     assert timers.queued() == 0
-    assert released(refs) == 1000
+    assert all_released(refs), f"{len(refs) - released(refs)} actions still alive"
 
 
 def test_fired_one_shot_timers_forget_their_keys_and_actions(timers: TimerService) -> None:
@@ -250,7 +257,7 @@ def test_fired_one_shot_timers_forget_their_keys_and_actions(timers: TimerServic
     assert sentinel.wait(WAIT)
     assert timers.pending() == 0
     assert timers.queued() == 0
-    assert released(refs) == 1000
+    assert all_released(refs), f"{len(refs) - released(refs)} actions still alive"
 
 
 def test_rescheduling_one_key_does_not_grow_the_heap(timers: TimerService) -> None:
