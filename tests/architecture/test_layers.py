@@ -34,7 +34,7 @@ from tests.architecture.house import Import, ImportKind, actors_imports, cycles,
 
 # A module's layer is its subpackage of actors/ ...
 SUBPACKAGES = frozenset(
-    {"tools", "builtin", "mcp", "runtime", "gateway", "cluster", "cli", "demo", "testing"}
+    {"tools", "builtin", "mcp", "runtime", "agents", "gateway", "cluster", "cli", "demo", "testing"}
 )
 
 # ... or, for a module at the top of actors/, the layer named here.
@@ -61,6 +61,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "config": frozenset({"base", "tools", "mcp"}),
     "runtime": frozenset({"base", "tools", "builtin", "mcp", "config"}),
     "demo": frozenset({"base", "tools", "mcp", "config"}),
+    # The agent frameworks' adapters: over the runtime, beside the gateway, never under it.
+    "agents": _RUNTIME_AND_BELOW,
     GATEWAY_PROTOCOL: _RUNTIME_AND_BELOW,
     "cluster": _RUNTIME_AND_BELOW | {GATEWAY_PROTOCOL},
     "gateway": _RUNTIME_AND_BELOW | {"cluster", GATEWAY_PROTOCOL},

@@ -1,0 +1,114 @@
+"""`Toolbox`: the tools of an `AsyncRuntime` under names an agent framework accepts.
+
+The one seam every adapter of `actors.agents` stands on. It lists the runtime's tools (from the
+schema cache where a server has run before: listing starts no server that the cache knows) and
+calls them by their external names, ``namespace__tool`` (`actors.mcp.names`: legal for every
+model API, at most 64 characters, reversible, collision-free). Calls go through the runtime as
+every call does: the server starts lazily, is idle-stopped, supervised and restarted; the
+arguments meet the one check before anything is sent.
+
+A framework asks for the tools once per turn (or per run): `tools` lists afresh each time, so a
+server's list change reaches the model on its next turn.
+
+Owner: the host's event loop. The name map is thread-safe; nothing else here is mutable.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from actors.agents.answers import ToolAnswer
+from actors.mcp.names import NameMap
+from actors.runtime.async_facade import AsyncProgress, AsyncRuntime
+from actors.runtime.messages import OnProgress
+from actors.tools import ErrorType, ToolResult, ToolSpec
+
+__all__ = ["AgentTool", "Toolbox"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentTool:
+    """A tool as a framework declares it to a model."""
+
+    name: str
+    """The external name: ``namespace__tool`` (legal, at most 64 characters)."""
+    tool: str
+    """The runtime's name: ``namespace/tool``."""
+    description: str
+    input_schema: Mapping[str, Any]
+    """The server's JSON Schema, as it gave it (2020-12, ``$defs`` and all)."""
+    output_schema: Mapping[str, Any] | None = None
+    read_only: bool = False
+    spec: ToolSpec | None = field(default=None, compare=False, repr=False)
+
+
+class Toolbox:
+    """The runtime's tools for a framework: `tools` to declare them, `call` to run one.
+
+    ``namespaces`` limits the tools to those servers (None: every server, the built-in tools
+    included); ``timeout`` is each call's (None: the server's ``callTimeout``).
+    """
+
+    def __init__(
+        self,
+        runtime: AsyncRuntime,
+        *,
+        namespaces: Collection[str] | None = None,
+        timeout: float | None = None,
+        list_timeout: float = 60.0,
+    ) -> None:
+        self.runtime = runtime
+        self.namespaces = frozenset(namespaces) if namespaces is not None else None
+        self.timeout = timeout
+        self.list_timeout = list_timeout
+        self._names = NameMap()
+
+    async def tools(self) -> tuple[AgentTool, ...]:
+        """The tools now, listed afresh (a list change shows on the next call)."""
+        specs = await self.runtime.list_tools(timeout=self.list_timeout)
+        return tuple(self.declared(spec) for spec in specs if self._admits(spec.namespace))
+
+    def declared(self, spec: ToolSpec) -> AgentTool:
+        """``spec`` under its external name."""
+        return AgentTool(
+            name=self._names.add(spec.name),
+            tool=spec.name,
+            description=spec.description,
+            input_schema=spec.input_schema,
+            output_schema=spec.output_schema,
+            read_only=spec.capabilities.read_only,
+            spec=spec,
+        )
+
+    def internal(self, name: str) -> str | None:
+        """The ``namespace/tool`` of an external name this toolbox gave out, or None."""
+        return self._names.internal(name)
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        progress: OnProgress | AsyncProgress | None = None,
+        timeout: float | None = None,
+    ) -> ToolAnswer:
+        """Call the tool of external name ``name``; a failure is an answer, never an exception
+        (a name this toolbox never gave out is ``not_found``; bad arguments ``validation``)."""
+        tool = self._names.internal(name)
+        if tool is None or not self._admits(tool.partition("/")[0]):
+            result = ToolResult.fail(ErrorType.NOT_FOUND, f"there is no tool named {name!r}")
+        else:
+            result = await self.runtime.call_tool(
+                tool, arguments, self.timeout if timeout is None else timeout, progress=progress
+            )
+        if not result.success:
+            logger.debug("agents: %s failed (%s): %s", name, result.error_type, result.error)
+        return ToolAnswer.of(result)
+
+    def _admits(self, namespace: str) -> bool:
+        return self.namespaces is None or namespace in self.namespaces
