@@ -14,7 +14,7 @@ as `Runtime` answers it (a `ToolResult` of type ``timeout``).
 Progress may be an async function, awaited in order on the awaiting task's loop before the
 call's answer is returned; resource updates come as an async iterator (`ResourceUpdates`).
 Everything here runs on the host's loop, whichever it is; `AsyncRuntime` keeps no state of its
-own but the runtime it started (and reads the routes `Runtime` keeps, a dict safe to share).
+own but the runtime it started, and sends as `Runtime` does (`Runtime.dispatch`).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import Any, cast
 from actors.config import RuntimeConfig
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
+from actors.runtime.dispatch import REQUEST_TIMEOUT, start_limit
 from actors.runtime.facade import Runtime
 from actors.runtime.messages import (
     GetStatus,
@@ -48,7 +49,6 @@ from actors.runtime.messages import (
     SubscribeResource,
     UnregisterServer,
 )
-from actors.runtime.registry import Route
 from actors.runtime.requests_of import completion, prompt_request, tool_call
 from actors.tools import ErrorType, ToolError, ToolResult, ToolSpec, duration_text
 
@@ -60,7 +60,6 @@ logger = logging.getLogger(__name__)
 AsyncProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 """``await progress(progress, total, message)``, in order, on the awaiting task's loop."""
 
-_REQUEST_TIMEOUT = 30.0
 _FLUSH_TIMEOUT = 5.0
 """How long an answer waits, at most, for the progress reported before it to be handed over."""
 
@@ -176,7 +175,7 @@ class AsyncRuntime:
         return await self._request(message, f"{namespace} completion")
 
     def subscribe_resource(
-        self, namespace: str, uri: str, timeout: float = _REQUEST_TIMEOUT
+        self, namespace: str, uri: str, timeout: float = REQUEST_TIMEOUT
     ) -> ResourceUpdates:
         """The updates of a resource, as an async iterator of its URI:
         ``async with rt.subscribe_resource("ns", uri) as updates: async for uri in updates``.
@@ -185,27 +184,30 @@ class AsyncRuntime:
 
     async def _request(self, message: ServerRequest, name: str) -> ToolResult:
         runtime = self.runtime
-        ready = runtime._readied(message)
-        if isinstance(ready, ToolResult):
-            return ready
-        limit, wait = ready
+        if runtime.closed:
+            return ToolResult.fail(ErrorType.CANCELLED, "the runtime is shut down")
+        dispatch = runtime.dispatch
+        deadline = dispatch.deadline(message)
+        if isinstance(deadline, ToolResult):
+            return deadline
         try:
-            route = runtime._route_of(message.namespace)
+            route = dispatch.route(message.namespace)
             if route is None:
-                asked = Route(message.namespace)
-                runtime.registry.tell(asked)
+                asked = dispatch.ask_route(message.namespace)
                 with contextlib.suppress(TimeoutError):
-                    route = await asyncio.wait_for(asyncio.wrap_future(asked.reply), _REQUEST_TIMEOUT)
-            runtime._send_by(message, route)
+                    route = await asyncio.wait_for(asyncio.wrap_future(asked.reply), REQUEST_TIMEOUT)
+            dispatch.send(message, route)
         except Exception as exc:  # the registry could not route it (an actor failed to start)
             logger.exception("runtime: could not send %s", name)
             return ToolResult.fail(ErrorType.EXECUTION, f"{name} could not be sent: {exc}")
         try:
             # Cancelling this task cancels the reply slot, and so the request at its server.
-            async with asyncio.timeout(wait):
+            async with asyncio.timeout(deadline.wait):
                 return await asyncio.wrap_future(message.reply)
         except TimeoutError:
-            return ToolResult.fail(ErrorType.TIMEOUT, f"{name} gave no answer within {duration_text(limit)}")
+            return ToolResult.fail(
+                ErrorType.TIMEOUT, f"{name} gave no answer within {duration_text(deadline.limit)}"
+            )
         except asyncio.CancelledError:
             if message.reply.cancelled() and not _cancelling():
                 return ToolResult.fail(ErrorType.CANCELLED, f"{name} was cancelled")
@@ -236,7 +238,7 @@ class AsyncRuntime:
         return prompts
 
     async def status(
-        self, namespace: str | None = None, timeout: float = _REQUEST_TIMEOUT
+        self, namespace: str | None = None, timeout: float = REQUEST_TIMEOUT
     ) -> list[ServerStatus]:
         """`Runtime.status`, awaited."""
         statuses: list[ServerStatus] = await self._ask(GetStatus(namespace), timeout)
@@ -244,12 +246,11 @@ class AsyncRuntime:
 
     async def start_server(self, namespace: str, timeout: float | None = None) -> ServerStatus:
         """`Runtime.start_server`, awaited: raises `ToolError` if the server cannot start."""
-        config = self.runtime.config.servers.get(namespace)
-        limit = timeout or (config.connect_timeout + 5.0 if config else _REQUEST_TIMEOUT)
+        limit = timeout or start_limit(self.runtime.dispatch, namespace)
         status: ServerStatus = await self._ask(StartServer(namespace), limit)
         return status
 
-    async def stop_server(self, namespace: str, timeout: float = _REQUEST_TIMEOUT) -> ServerStatus:
+    async def stop_server(self, namespace: str, timeout: float = REQUEST_TIMEOUT) -> ServerStatus:
         """`Runtime.stop_server`, awaited."""
         status: ServerStatus = await self._ask(StopServer(namespace), timeout)
         return status
@@ -260,10 +261,10 @@ class AsyncRuntime:
         """`Runtime.register_server`, on a worker thread (it reads the schema cache)."""
         return await asyncio.to_thread(self.runtime.register_server, config, transport, name=name)
 
-    async def unregister_server(self, namespace: str, timeout: float = _REQUEST_TIMEOUT) -> bool:
+    async def unregister_server(self, namespace: str, timeout: float = REQUEST_TIMEOUT) -> bool:
         """`Runtime.unregister_server`, awaited."""
         removed: bool = await self._ask(UnregisterServer(namespace), timeout)
-        self.runtime._forget(namespace)
+        self.runtime.dispatch.forget(namespace)
         return removed
 
     async def _ask(self, message: Any, timeout: float) -> Any:

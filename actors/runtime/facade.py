@@ -18,9 +18,9 @@ from actors.mcp.adapter import TransportSource
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
 from actors.mcp.loop import EventLoop
-from actors.runtime.builtin_actor import DEFAULT_TIMEOUT as BUILTIN_TIMEOUT
 from actors.runtime.builtin_actor import BuiltinActor
 from actors.runtime.clock import Clock
+from actors.runtime.dispatch import REQUEST_TIMEOUT, Dispatch, start_limit
 from actors.runtime.handlers import HostHandlers, LoginHandlers, Roots
 from actors.runtime.host import HostCalls
 from actors.runtime.live import live
@@ -43,36 +43,17 @@ from actors.runtime.messages import (
     SubscribeResource,
     UnregisterServer,
 )
-from actors.runtime.refusals import answer_refusal
-from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, Route, ServerRefs
+from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, ServerRefs
 from actors.runtime.requests_of import completion, prompt_request, tool_call
 from actors.runtime.schema_cache import CachedLists, SchemaCache
 from actors.runtime.supervisor import SupervisorActor
 from actors.runtime.timers import TimerService
 from actors.runtime.transports import sdk_transports
 from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec, duration_text
-from actors.tools.check import check_timeout, is_seconds
 
 __all__ = ["Runtime"]
 
 logger = logging.getLogger(__name__)
-
-# Beyond a call's own timeout, how long the facade waits before it stops waiting itself.
-_CALL_SLACK = 5.0
-_REQUEST_TIMEOUT = 30.0
-
-
-def _wait_limit(config: ServerConfig | None, namespace: str, timeout: object) -> float:
-    """How long the caller may wait for a call's answer: its own timeout and a start."""
-    if is_seconds(timeout):
-        limit = float(timeout)
-    elif config is not None:
-        limit = config.call_timeout
-    elif namespace == BUILTIN_NAMESPACE:
-        limit = BUILTIN_TIMEOUT
-    else:
-        limit = _REQUEST_TIMEOUT
-    return limit + (config.connect_timeout if config is not None else 0.0)
 
 
 class Runtime:
@@ -106,9 +87,8 @@ class Runtime:
         self._builtin = builtin
         self.tools = tools
         """Every known tool (built-in and MCP), each with a handler that routes through the registry actor."""
-        self._configs: dict[str, ServerConfig] = dict(config.servers)
-        # namespace -> the actor that serves it, as the registry said: calls skip a hop.
-        self._routes: dict[str, pykka.ActorRef[Any]] = {}
+        self.dispatch = Dispatch(registry, dict(config.servers))
+        """How requests reach their server actors (shared with `AsyncRuntime`)."""
         self._lock = threading.Lock()
         self._closed = False
 
@@ -275,7 +255,7 @@ class Runtime:
         )
 
     def subscribe_resource(
-        self, namespace: str, uri: str, on_update: OnUpdate, timeout: float = _REQUEST_TIMEOUT
+        self, namespace: str, uri: str, on_update: OnUpdate, timeout: float = REQUEST_TIMEOUT
     ) -> ResourceSubscription:
         """Call ``on_update(uri)`` (on a host thread) whenever the resource changes, until the
         returned handle's ``cancel()``. Starts the server and keeps it up meanwhile."""
@@ -283,65 +263,32 @@ class Runtime:
         return subscription
 
     def _request(self, message: ServerRequest, name: str) -> ToolResult:
-        ready = self._readied(message)
-        if isinstance(ready, ToolResult):
-            return ready
-        limit, wait = ready
+        if self._closed:
+            return ToolResult.fail(ErrorType.CANCELLED, "the runtime is shut down")
+        deadline = self.dispatch.deadline(message)
+        if isinstance(deadline, ToolResult):
+            return deadline
         try:
-            self._send(message)
+            route = self.dispatch.route(message.namespace)
+            if route is None:
+                with contextlib.suppress(concurrent.futures.TimeoutError):
+                    route = self.dispatch.ask_route(message.namespace).reply.result(timeout=REQUEST_TIMEOUT)
+            self.dispatch.send(message, route)
         except Exception as exc:  # the registry could not route it (an actor failed to start)
             logger.exception("runtime: could not send %s", name)
             return ToolResult.fail(ErrorType.EXECUTION, f"{name} could not be sent: {exc}")
         try:
-            result: ToolResult = message.reply.result(timeout=wait)
+            result: ToolResult = message.reply.result(timeout=deadline.wait)
         except concurrent.futures.TimeoutError:
             message.reply.cancel()
-            return ToolResult.fail(ErrorType.TIMEOUT, f"{name} gave no answer within {duration_text(limit)}")
+            return ToolResult.fail(
+                ErrorType.TIMEOUT, f"{name} gave no answer within {duration_text(deadline.limit)}"
+            )
         except concurrent.futures.CancelledError:
             return ToolResult.fail(ErrorType.CANCELLED, f"{name} was cancelled")
         return result
 
-    def _readied(self, message: ServerRequest) -> ToolResult | tuple[float, float]:
-        """The answer ``message`` gets at once (the runtime shut down, a timeout refused), or
-        how long its server may take and how long its caller waits: ``(limit, wait)``."""
-        if self._closed:
-            return ToolResult.fail(ErrorType.CANCELLED, "the runtime is shut down")
-        if (refusal := check_timeout(message.timeout)) is not None:
-            # How long to wait depends on it: refused here (as the actor would), span and all.
-            return answer_refusal(message, refusal)
-        # Worked out before sending: once the actor is woken, the caller should be waiting
-        # (not holding the GIL the actor needs).
-        limit = _wait_limit(self._configs.get(message.namespace), message.namespace, message.timeout)
-        return limit, min(limit + _CALL_SLACK, threading.TIMEOUT_MAX)
-
-    def _send(self, call: ServerRequest) -> None:
-        route = self._routes.get(call.namespace)
-        if route is None:
-            asked = Route(call.namespace)
-            self._registry.tell(asked)
-            try:
-                route = asked.reply.result(timeout=_REQUEST_TIMEOUT)
-            except concurrent.futures.TimeoutError:
-                route = None
-        self._send_by(call, route)
-
-    def _send_by(self, call: ServerRequest, route: pykka.ActorRef[Any] | None) -> None:
-        """Tell ``call`` to ``route`` (the actor the registry named), remembered for the next
-        calls; without one, or when it died, to the registry, which knows what to answer."""
-        if route is None:
-            self._registry.tell(call)  # unknown (for now): the registry answers the call itself
-            return
-        self._routes[call.namespace] = route
-        try:
-            route.tell(call)
-        except pykka.ActorDeadError:
-            # Unregistered meanwhile: forget the route; the registry knows what to answer.
-            self._routes.pop(call.namespace, None)
-            self._registry.tell(call)
-
-    def _route_of(self, namespace: str) -> pykka.ActorRef[Any] | None:
-        """The actor known to serve ``namespace`` (None: ask the registry with `Route`)."""
-        return self._routes.get(namespace)
+    # ---- lists, status, servers ---------------------------------------------------------
 
     def list_tools(self, namespace: str | None = None, timeout: float = 60.0) -> list[ToolSpec]:
         """The tools of every namespace (or one), sorted; starts only servers never seen before."""
@@ -365,19 +312,19 @@ class Runtime:
         prompts: list[PromptSpec] = self._ask(ListPrompts(namespace), timeout)
         return prompts
 
-    def status(self, namespace: str | None = None, timeout: float = _REQUEST_TIMEOUT) -> list[ServerStatus]:
+    def status(self, namespace: str | None = None, timeout: float = REQUEST_TIMEOUT) -> list[ServerStatus]:
         """A `ServerStatus` per server (or for one), sorted by namespace."""
         statuses: list[ServerStatus] = self._ask(GetStatus(namespace), timeout)
         return statuses
 
     def start_server(self, namespace: str, timeout: float | None = None) -> ServerStatus:
         """Start a server now and wait until it runs. Raises `ToolError` if it cannot start."""
-        config = self._configs.get(namespace)
-        limit = timeout or (config.connect_timeout + _CALL_SLACK if config else _REQUEST_TIMEOUT)
-        status: ServerStatus = self._ask(StartServer(namespace), limit)
+        status: ServerStatus = self._ask(
+            StartServer(namespace), timeout or start_limit(self.dispatch, namespace)
+        )
         return status
 
-    def stop_server(self, namespace: str, timeout: float = _REQUEST_TIMEOUT) -> ServerStatus:
+    def stop_server(self, namespace: str, timeout: float = REQUEST_TIMEOUT) -> ServerStatus:
         """Stop a server and wait until it has stopped."""
         status: ServerStatus = self._ask(StopServer(namespace), timeout)
         return status
@@ -396,24 +343,19 @@ class Runtime:
             config = load_config({"mcpServers": {name: dict(config)}, "builtin": {"enabled": False}}).servers[
                 name
             ]
-        self._ask(RegisterServer(config, transport, self._known(config)), _REQUEST_TIMEOUT)
-        self._configs[config.name] = config
+        self._ask(RegisterServer(config, transport, self._known(config)), REQUEST_TIMEOUT)
+        self.dispatch.remember(config)
         return config
 
     def _known(self, config: ServerConfig) -> CachedLists | None:
         # Read here, on the caller's thread: the registry actor does no file I/O.
         return self._cache.load(config) if self._cache is not None else None
 
-    def unregister_server(self, namespace: str, timeout: float = _REQUEST_TIMEOUT) -> bool:
+    def unregister_server(self, namespace: str, timeout: float = REQUEST_TIMEOUT) -> bool:
         """Stop a server and forget it and its tools."""
         removed: bool = self._ask(UnregisterServer(namespace), timeout)
-        self._forget(namespace)
+        self.dispatch.forget(namespace)
         return removed
-
-    def _forget(self, namespace: str) -> None:
-        """Forget an unregistered server's configuration and route."""
-        self._configs.pop(namespace, None)
-        self._routes.pop(namespace, None)
 
     @property
     def closed(self) -> bool:
@@ -449,7 +391,7 @@ class Runtime:
         try:
             refs = ServerRefs()
             self._registry.tell(refs)
-            servers = refs.reply.result(timeout=_REQUEST_TIMEOUT)
+            servers = refs.reply.result(timeout=REQUEST_TIMEOUT)
         except (concurrent.futures.TimeoutError, pykka.ActorDeadError):
             logger.warning("runtime: the registry did not list its servers")
         for ref in [*servers, self._registry, self._supervisor, *([self._builtin] if self._builtin else [])]:
@@ -472,4 +414,4 @@ class Runtime:
         self.shutdown()
 
     def __repr__(self) -> str:
-        return f"<Runtime {len(self._configs)} servers{' (shut down)' if self._closed else ''}>"
+        return f"<Runtime {len(self.dispatch.namespaces())} servers{' (shut down)' if self._closed else ''}>"
