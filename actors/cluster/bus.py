@@ -148,7 +148,8 @@ class RedisSubscriptionBus:
                 socket_connect_timeout=self.link.timeout,
                 decode_responses=True,
             )
-            pubsub = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call,unused-ignore]  # typed from redis 8.2
+            # Untyped before redis 8.2: the ignore holds on both sides of it.
+            pubsub = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call,unused-ignore]
             try:
                 pubsub.subscribe(self.channel)
                 self._subscribed.set()
