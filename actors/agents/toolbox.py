@@ -70,7 +70,16 @@ class Toolbox:
 
     async def tools(self) -> tuple[AgentTool, ...]:
         """The tools now, listed afresh (a list change shows on the next call)."""
-        specs = await self.runtime.list_tools(timeout=self.list_timeout)
+        if self.namespaces is None:
+            specs = await self.runtime.list_tools(timeout=self.list_timeout)
+        else:
+            # One namespace at a time: listing them all would start every other server the
+            # schema cache does not know, for tools this toolbox never offers.
+            specs = [
+                spec
+                for namespace in sorted(self.namespaces)
+                for spec in await self.runtime.list_tools(namespace, timeout=self.list_timeout)
+            ]
         return tuple(self.declared(spec) for spec in specs if self._admits(spec.namespace))
 
     def declared(self, spec: ToolSpec) -> AgentTool:
