@@ -27,6 +27,7 @@ from actors.mcp.asks import completion_request, prompt_request
 from actors.mcp.catalog import Catalog
 from actors.mcp.classify import classify, connect_failure
 from actors.mcp.config import ServerConfig, ToolFilter
+from actors.mcp.freshness import Freshnesses, Listing
 from actors.mcp.inputs import CALL_INPUTS, CallInputs
 from actors.mcp.loop import EventLoop
 from actors.mcp.redaction import Redactor
@@ -180,13 +181,13 @@ class MCPToolAdapter:
 
     def start_future(
         self, timeout: float | None = None, events: TransportEvents | None = None
-    ) -> concurrent.futures.Future[tuple[ServerInfo, list[RemoteTool], Catalog]]:
-        """Connect and discover in one go: the server info, its tools and the rest it lists."""
+    ) -> concurrent.futures.Future[tuple[ServerInfo, Listing[RemoteTool], Catalog, Freshnesses]]:
+        """Connect and discover in one go: the server info and what it lists (with their hints)."""
         limit = timeout if timeout is not None else self.config.connect_timeout
         return self.ensure_loop().submit(self._start, limit, events)
 
-    def catalog_future(self) -> concurrent.futures.Future[Catalog]:
-        """List the server's resources, resource templates and prompts again."""
+    def catalog_future(self) -> concurrent.futures.Future[tuple[Catalog, Freshnesses]]:
+        """List the server's resources, resource templates and prompts again (and their hints)."""
         return self.ensure_loop().submit(self._list_catalog)
 
     def disconnect_future(self) -> concurrent.futures.Future[None]:
@@ -194,7 +195,7 @@ class MCPToolAdapter:
 
     def discover_future(
         self, tool_filter: ToolFilter | None = None
-    ) -> concurrent.futures.Future[list[RemoteTool]]:
+    ) -> concurrent.futures.Future[Listing[RemoteTool]]:
         return self.ensure_loop().submit(self._discover, tool_filter)
 
     def invoke_future(
@@ -316,7 +317,7 @@ class MCPToolAdapter:
 
     async def _start(
         self, timeout: float, events: TransportEvents | None
-    ) -> tuple[ServerInfo, list[RemoteTool], Catalog]:
+    ) -> tuple[ServerInfo, Listing[RemoteTool], Catalog, Freshnesses]:
         # A start opens a new session: one left from an earlier connection is never reused.
         if self._session is not None:
             await self._disconnect()
@@ -329,15 +330,15 @@ class MCPToolAdapter:
                     raise
                 # A server without tools answers tools/list with an error: it simply has none.
                 logger.info("%s: no tools: %s", self.server_name, exc.details)
-                tools = []
-            catalog = await self._list_catalog()
+                tools = Listing()
+            catalog, hints = await self._list_catalog()
         except BaseException:
             # Failed or cancelled after the handshake: close the session (shielded) on every path.
             await self._disconnect()
             raise
-        return info, tools, catalog
+        return info, tools, catalog, hints
 
-    async def _list_catalog(self) -> Catalog:
+    async def _list_catalog(self) -> tuple[Catalog, Freshnesses]:
         return await self._requests.list_catalog(self._require_transport(), self.capabilities)
 
     async def _disconnect(self) -> None:
@@ -370,13 +371,14 @@ class MCPToolAdapter:
             raise ToolError(self.server_name, ErrorType.CONNECTION, "not connected")
         return session.transport
 
-    async def _allowed_tools(self, tool_filter: ToolFilter | None) -> list[RemoteTool]:
+    async def _allowed_tools(self, tool_filter: ToolFilter | None) -> Listing[RemoteTool]:
         rules = tool_filter if tool_filter is not None else self.config.tools
-        return [t for t in await self._requests.list_tools(self._require_transport()) if rules.allows(t.name)]
+        listed = await self._requests.list_tools(self._require_transport())
+        return Listing(tuple(t for t in listed if rules.allows(t.name)), listed.freshness)
 
-    async def _discover(self, tool_filter: ToolFilter | None) -> list[RemoteTool]:
+    async def _discover(self, tool_filter: ToolFilter | None) -> Listing[RemoteTool]:
         tools = await self._allowed_tools(tool_filter)
-        self._discovered, self._discovered_once = tools, True
+        self._discovered, self._discovered_once = list(tools), True
         self._offered = {s.tool_name: s for s in self._specs.specs(self.server_name, tools)}
         return tools
 

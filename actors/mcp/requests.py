@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import anyio
 
 from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.classify import classify
+from actors.mcp.freshness import CACHE_HINT, Freshnesses, ListFreshness, Listing, ListKind, freshness_of
 from actors.mcp.redaction import Redactor
 from actors.mcp.transport import (
     CallOutcome,
@@ -154,7 +155,12 @@ class Requests:
                     ErrorType.NOT_FOUND, message, duration_ms=elapsed(), server=self.server
                 )
             return self.failed(exc, what, timeout, elapsed())
-        return ToolResult.ok(answer, duration_ms=elapsed(), server=self.server)
+        extra: dict[str, Any] = {}
+        if CACHE_HINT in answer:
+            # A read's caching hint is bookkeeping beside the answer, not part of it.
+            answer = dict(answer)
+            extra[CACHE_HINT] = answer.pop(CACHE_HINT)
+        return ToolResult.ok(answer, duration_ms=elapsed(), server=self.server, **extra)
 
     async def probe(self, transport: Transport, timeout: float) -> None:
         """Completes when the server answered a probe; a classified `ToolError` if not."""
@@ -165,42 +171,47 @@ class Requests:
             kind, message = classify(exc)
             raise ToolError(self.server, kind, f"health probe failed: {self.redact(message)}") from exc
 
-    async def list_tools(self, transport: Transport) -> list[RemoteTool]:
-        """Every page of ``tools/list``."""
+    async def list_tools(self, transport: Transport) -> Listing[RemoteTool]:
+        """Every page of ``tools/list``, with their caching hint."""
         try:
             with anyio.fail_after(self.call_timeout):
-                return await transport.list_tools()
+                listed = await transport.list_tools()
+                return Listing(tuple(listed), freshness_of(listed))
         except ToolError:
             raise
         except Exception as exc:
             kind, message = classify(exc)
             raise ToolError(self.server, kind, f"listing tools failed: {self.redact(message)}") from exc
 
-    async def list_catalog(self, transport: Transport, capabilities: dict[str, Any]) -> Catalog:
-        """The resources, templates and prompts the server says it has (capabilities), listed.
+    async def list_catalog(
+        self, transport: Transport, capabilities: dict[str, Any]
+    ) -> tuple[Catalog, Freshnesses]:
+        """The resources, templates and prompts the server says it has (capabilities), listed,
+        and the caching hint of each list (a kind the server does not offer is left out).
 
         A server that fails one of these lists (an error answer) keeps the others; a lost
         connection or a timeout fails the whole listing, as for tools.
         """
         if not isinstance(transport, ClientTransport):
-            return Catalog()
+            return Catalog(), {}
         ns = self.server
+        hints: dict[ListKind, ListFreshness | None] = {}
         resources: list[ResourceSpec] = []
         templates: list[ResourceTemplateSpec] = []
         prompts: list[PromptSpec] = []
         if capabilities.get("resources") is not None:
-            resources = [
-                ResourceSpec.of(ns, r) for r in await self._listing("resources", transport.list_resources)
-            ]
-            templates = [
-                ResourceTemplateSpec.of(ns, r)
-                for r in await self._listing("resource templates", transport.list_resource_templates)
-            ]
+            listed = await self._listing("resources", transport.list_resources)
+            resources, hints["resources"] = [ResourceSpec.of(ns, r) for r in listed], freshness_of(listed)
+            found = await self._listing("resource templates", transport.list_resource_templates)
+            templates = [ResourceTemplateSpec.of(ns, t) for t in found]
+            hints["templates"] = freshness_of(found)
         if capabilities.get("prompts") is not None:
-            prompts = [PromptSpec.of(ns, p) for p in await self._listing("prompts", transport.list_prompts)]
-        return Catalog(resources=tuple(resources), templates=tuple(templates), prompts=tuple(prompts))
+            offered = await self._listing("prompts", transport.list_prompts)
+            prompts, hints["prompts"] = [PromptSpec.of(ns, p) for p in offered], freshness_of(offered)
+        catalog = Catalog(resources=tuple(resources), templates=tuple(templates), prompts=tuple(prompts))
+        return catalog, hints
 
-    async def _listing(self, what: str, fetch: Callable[[], Awaitable[list[_L]]]) -> list[_L]:
+    async def _listing(self, what: str, fetch: Callable[[], Awaitable[Sequence[_L]]]) -> Sequence[_L]:
         try:
             with anyio.fail_after(self.call_timeout):
                 return await fetch()
@@ -208,7 +219,7 @@ class Requests:
             kind, message = classify(exc)
             if kind == ErrorType.SERVER_ERROR:
                 logger.warning("%s: listing %s failed: %s", self.server, what, self.redact(message))
-                return []
+                return []  # no hint: kept until the server says the list changed
             raise ToolError(self.server, kind, f"listing {what} failed: {self.redact(message)}") from exc
 
 

@@ -11,7 +11,7 @@ elicitation, roots) are answered by `ClientHandlers`, given to a transport when 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -202,8 +202,9 @@ class Transport(Protocol):
         """Open the connection and do the handshake."""
         ...
 
-    async def list_tools(self) -> list[RemoteTool]:
-        """Every tool the server lists, following pagination."""
+    async def list_tools(self) -> Sequence[RemoteTool]:
+        """Every tool the server lists, following pagination: a list, or an
+        `actors.mcp.freshness.Listing` that carries the pages' caching hint beside them."""
         ...
 
     async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float | None) -> CallOutcome:
@@ -233,15 +234,18 @@ class ClientTransport(Transport, Protocol):
         """`call_tool`, asking the server for progress notifications (a progress token)."""
         ...
 
-    async def list_resources(self) -> list[RemoteResource]: ...
-
-    async def list_resource_templates(self) -> list[RemoteResourceTemplate]: ...
-
-    async def read_resource(self, uri: str, timeout: float | None) -> JSONObject:
-        """The ``ReadResourceResult`` as JSON: ``{"contents": [{"uri", "mimeType", "text" | "blob"}]}``."""
+    async def list_resources(self) -> Sequence[RemoteResource]:
+        """A list, or a `Listing` with its caching hint (as `list_tools`)."""
         ...
 
-    async def list_prompts(self) -> list[RemotePrompt]: ...
+    async def list_resource_templates(self) -> Sequence[RemoteResourceTemplate]: ...
+
+    async def read_resource(self, uri: str, timeout: float | None) -> JSONObject:
+        """The ``ReadResourceResult`` as JSON: ``{"contents": [{"uri", "mimeType", "text" | "blob"}]}``,
+        and its caching hint, if any, under `actors.mcp.freshness.CACHE_HINT`."""
+        ...
+
+    async def list_prompts(self) -> Sequence[RemotePrompt]: ...
 
     async def get_prompt(self, name: str, arguments: dict[str, str], timeout: float | None) -> JSONObject:
         """The ``GetPromptResult`` as JSON: ``{"description"?, "messages": [...]}``."""

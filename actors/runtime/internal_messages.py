@@ -7,11 +7,13 @@ server actors, the registry and the supervisor tell each other. Hosts never send
 from __future__ import annotations
 
 import concurrent.futures
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
+from actors.mcp.freshness import Freshnesses, ListFreshness, ListKind, Received
 from actors.mcp.transport import RemoteTool, ServerInfo
 from actors.runtime.status import ServerStatus
 from actors.tools import ToolSpec
@@ -26,9 +28,11 @@ __all__ = [
     "Closed",
     "ConnectionLost",
     "DescribeTools",
+    "Freshen",
     "GiveUp",
     "HealthCheck",
     "IdleCheck",
+    "ListsChanged",
     "LoginNeeded",
     "ProbeDone",
     "ResetRestarts",
@@ -101,6 +105,16 @@ class Shutdown:
 
 
 @dataclass(frozen=True, eq=False)
+class Freshen:
+    """Registry to server: its list of ``kind`` went stale; list it again if running. The reply
+    (True: listed again) comes once the new list was told to the registry, or at once (False)
+    if the server is not running. Asks while a list of that kind is in flight share it."""
+
+    kind: ListKind
+    reply: concurrent.futures.Future[bool] = field(default_factory=_slot, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
 class Retire:
     """Registry to server: close the transport and refuse everything from now on (it is being
     unregistered or the runtime is going away); reply when closed."""
@@ -117,6 +131,8 @@ class Started:
     info: ServerInfo
     tools: tuple[RemoteTool, ...]
     catalog: Catalog = field(default_factory=Catalog)
+    freshness: Freshnesses = field(default_factory=dict)
+    """The caching hints of the four lists (a kind the server does not offer is left out)."""
 
 
 @dataclass(frozen=True)
@@ -187,6 +203,7 @@ class CatalogRelisted:
     connection: int
     catalog: Catalog | None
     error: str | None = None
+    freshness: Freshnesses = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -203,6 +220,7 @@ class ToolsRelisted:
     connection: int
     tools: tuple[RemoteTool, ...] | None
     error: str | None = None
+    freshness: ListFreshness | None = None
 
 
 @dataclass(frozen=True)
@@ -235,6 +253,8 @@ class ToolsUpdated:
 
     namespace: str
     tools: tuple[Any, ...]
+    received: Received | None = None
+    """When they were received, with their caching hint (None: no news of either)."""
 
 
 @dataclass(frozen=True)
@@ -243,6 +263,17 @@ class CatalogUpdated:
 
     namespace: str
     catalog: Catalog
+    received: Mapping[ListKind, Received] = field(default_factory=dict)
+    """Per kind listed: when, with its caching hint (a kind the server does not offer is left out)."""
+
+
+@dataclass(frozen=True)
+class ListsChanged:
+    """Server to registry: the server said its lists of these kinds changed (they are being
+    listed again): stale whatever their TTL, until the new lists come."""
+
+    namespace: str
+    kinds: tuple[ListKind, ...]
 
 
 # ---- internal: to the supervisor -------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 import pykka
 
 from actors.mcp.catalog import Catalog
+from actors.mcp.freshness import Freshnesses, Listing
 from actors.mcp.transport import RemoteTool, ServerInfo, StartRefused
 from actors.runtime.host import HostCalls
 from actors.runtime.lifecycle.effects import Supervisor
@@ -127,10 +128,12 @@ def for_supervisor(what: Supervisor, namespace: str, why: str) -> ServerUp | Ser
 
 
 def start_outcome(connection: int) -> _Outcome:
-    def outcome(future: concurrent.futures.Future[tuple[ServerInfo, list[RemoteTool], Catalog]]) -> Any:
+    def outcome(
+        future: concurrent.futures.Future[tuple[ServerInfo, Listing[RemoteTool], Catalog, Freshnesses]],
+    ) -> Any:
         if (exc := failure(future)) is None:
-            info, tools, catalog = future.result()
-            return Started(connection, info, tuple(tools), catalog)
+            info, tools, catalog, hints = future.result()
+            return Started(connection, info, tuple(tools), catalog, {"tools": tools.freshness, **hints})
         if isinstance(exc, ToolError) and exc.error_type == ErrorType.AUTH:
             return LoginNeeded(connection, reason(exc))
         if isinstance(exc, StartRefused) or isinstance(exc.__cause__, StartRefused):
@@ -151,19 +154,21 @@ def probe_outcome(connection: int) -> _Outcome:
 
 
 def tools_outcome(connection: int) -> _Outcome:
-    def outcome(future: concurrent.futures.Future[list[RemoteTool]]) -> ToolsRelisted:
+    def outcome(future: concurrent.futures.Future[Listing[RemoteTool]]) -> ToolsRelisted:
         if (exc := failure(future)) is not None:
             return ToolsRelisted(connection, None, reason(exc))
-        return ToolsRelisted(connection, tuple(future.result()))
+        tools = future.result()
+        return ToolsRelisted(connection, tuple(tools), freshness=tools.freshness)
 
     return outcome
 
 
 def catalog_outcome(connection: int) -> _Outcome:
-    def outcome(future: concurrent.futures.Future[Catalog]) -> CatalogRelisted:
+    def outcome(future: concurrent.futures.Future[tuple[Catalog, Freshnesses]]) -> CatalogRelisted:
         if (exc := failure(future)) is not None:
             return CatalogRelisted(connection, None, reason(exc))
-        return CatalogRelisted(connection, future.result())
+        catalog, hints = future.result()
+        return CatalogRelisted(connection, catalog, freshness=hints)
 
     return outcome
 

@@ -95,7 +95,8 @@ class BlockingAdapter:
 
     def discover(self, tool_filter: ToolFilter | None = None) -> list[RemoteTool]:
         """List the server's tools (every page), keep those the filter allows."""
-        return self._wait(self.adapter.discover_future(tool_filter), self.config.call_timeout)
+        listed = self._wait(self.adapter.discover_future(tool_filter), self.config.call_timeout)
+        return list(listed)
 
     def invoke(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> ToolResult:
         """Call a tool (checked first); every failure is a failed `ToolResult`, never an exception."""

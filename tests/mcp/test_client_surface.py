@@ -18,6 +18,7 @@ import anyio
 import pytest
 
 from actors.mcp.config import ServerConfig
+from actors.mcp.freshness import CACHE_HINT
 from actors.mcp.loop import THREAD_NAME, EventLoop
 from actors.mcp.sdk_transport import MODERN_PROTOCOL, SDKOptions, SDKTransport, StdioCommand
 from actors.mcp.transport import ClientHandlers, ClientTransport, JSONObject, ServerReplyError
@@ -155,7 +156,10 @@ def test_read_text_blob_and_template_resources(session: Session) -> None:
     text = session.run("read_resource", "fixture://greeting", 10)
     greeting = {"uri": "fixture://greeting", "mimeType": "text/plain", "text": "hello from the fixture"}
     assert text["contents"] == [greeting]
-    assert set(text) <= {"contents", "_meta"}, "protocol bookkeeping in the answer"
+    # The caching hint travels beside the answer (the adapter moves it to the result's metadata).
+    assert set(text) - {CACHE_HINT} <= {"contents", "_meta"}, "protocol bookkeeping in the answer"
+    # Hints are a 2026-07-28 thing; the fixture sets none, so the SDK's default goes out.
+    assert text.get(CACHE_HINT) == ({"ttlMs": 0, "cacheScope": "private"} if session.modern else None)
 
     blob = session.run("read_resource", "fixture://blob", 10)["contents"][0]
     assert blob["mimeType"] == "application/octet-stream"

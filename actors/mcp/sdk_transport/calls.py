@@ -2,7 +2,8 @@
 
 The composition (`SDKTransport`) picks the published client and the timeout; these functions
 say which SDK call each `ClientTransport` method is, how its pages follow, and what it returns
-(`convert`). Run on the event-loop thread.
+(`convert`). A list comes back as a `Listing`, its pages' caching hints combined beside the
+items (`convert.freshness`: none on handshake-era sessions). Run on the event-loop thread.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from typing import Any, cast
 import mcp_types as types
 from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from actors.mcp.freshness import CACHE_HINT, ListFreshness, Listing, combined
 from actors.mcp.inputs import CallInputs
 from actors.mcp.listen import ListenStreams
 from actors.mcp.sdk_transport import convert
@@ -42,12 +45,16 @@ __all__ = [
 ]
 
 
-async def list_tools(requests: Requests, client: Client, timeout: float | None) -> list[RemoteTool]:
+async def list_tools(requests: Requests, client: Client, timeout: float | None) -> Listing[RemoteTool]:
+    hints: list[ListFreshness | None] = []
+
     async def page(cursor: str | None) -> tuple[Sequence[types.Tool], str | None]:
         answer = await client.list_tools(cursor=cursor)
+        hints.append(convert.freshness(answer, client.protocol_version))
         return answer.tools, answer.next_cursor
 
-    return [convert.remote_tool(tool) for tool in await requests.paged("tools/list", page, timeout)]
+    tools = await requests.paged("tools/list", page, timeout)
+    return Listing(tuple(convert.remote_tool(tool) for tool in tools), combined(hints))
 
 
 async def call_tool(
@@ -74,39 +81,68 @@ async def call_tool(
     return convert.outcome(await requests.run(f"tools/call {name!r}", send, timeout))
 
 
-async def list_resources(requests: Requests, client: Client, timeout: float | None) -> list[RemoteResource]:
+async def list_resources(
+    requests: Requests, client: Client, timeout: float | None
+) -> Listing[RemoteResource]:
+    hints: list[ListFreshness | None] = []
+
     async def page(cursor: str | None) -> tuple[Sequence[types.Resource], str | None]:
         answer = await client.list_resources(cursor=cursor)
+        hints.append(convert.freshness(answer, client.protocol_version))
         return answer.resources, answer.next_cursor
 
     resources = await requests.paged("resources/list", page, timeout)
-    return [convert.remote_resource(resource) for resource in resources]
+    return Listing(tuple(convert.remote_resource(resource) for resource in resources), combined(hints))
 
 
 async def list_resource_templates(
     requests: Requests, client: Client, timeout: float | None
-) -> list[RemoteResourceTemplate]:
+) -> Listing[RemoteResourceTemplate]:
+    hints: list[ListFreshness | None] = []
+
     async def page(cursor: str | None) -> tuple[Sequence[types.ResourceTemplate], str | None]:
         answer = await client.list_resource_templates(cursor=cursor)
+        hints.append(convert.freshness(answer, client.protocol_version))
         return answer.resource_templates, answer.next_cursor
 
     templates = await requests.paged("resources/templates/list", page, timeout)
-    return [convert.remote_template(template) for template in templates]
+    return Listing(tuple(convert.remote_template(template) for template in templates), combined(hints))
 
 
-async def list_prompts(requests: Requests, client: Client, timeout: float | None) -> list[RemotePrompt]:
+async def list_prompts(requests: Requests, client: Client, timeout: float | None) -> Listing[RemotePrompt]:
+    hints: list[ListFreshness | None] = []
+
     async def page(cursor: str | None) -> tuple[Sequence[types.Prompt], str | None]:
         answer = await client.list_prompts(cursor=cursor)
+        hints.append(convert.freshness(answer, client.protocol_version))
         return answer.prompts, answer.next_cursor
 
-    return [convert.remote_prompt(prompt) for prompt in await requests.paged("prompts/list", page, timeout)]
+    prompts = await requests.paged("prompts/list", page, timeout)
+    return Listing(tuple(convert.remote_prompt(prompt) for prompt in prompts), combined(hints))
 
 
 async def read_resource(requests: Requests, client: Client, uri: str, timeout: float | None) -> JSONObject:
-    async def send() -> types.ReadResourceResult:
-        return await client.read_resource(uri)
+    """The read's result as JSON; on a 2026-07-28 session answered in one round, with its hint
+    under `CACHE_HINT` (a read that needed the client's input is retried with its answers, and a
+    retry's result must not be cached: it carries none)."""
+    hint: ListFreshness | None = None
 
-    return convert.to_json(await requests.run(f"resources/read {uri}", send, timeout))
+    async def send() -> types.ReadResourceResult:
+        nonlocal hint
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return await client.read_resource(uri)
+        first = await client.session.read_resource(uri, allow_input_required=True)
+        if isinstance(first, types.InputRequiredResult):
+            # Sent again through the SDK's driver, which answers the rounds: the first round
+            # holds nothing the server must see twice (the state travels in the request).
+            return await client.read_resource(uri)
+        hint = convert.freshness(first, client.protocol_version)
+        return first
+
+    answer = convert.to_json(await requests.run(f"resources/read {uri}", send, timeout))
+    if hint is not None:
+        answer[CACHE_HINT] = hint.to_json()
+    return answer
 
 
 async def get_prompt(

@@ -10,7 +10,10 @@ from __future__ import annotations
 import mcp_types as types
 import pydantic
 from mcp import Client
+from mcp.client.caching import MAX_TTL_MS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from actors.mcp.freshness import ListFreshness
 from actors.mcp.sdk_transport.failures import validation_text
 from actors.mcp.transport import (
     CallOutcome,
@@ -23,6 +26,7 @@ from actors.mcp.transport import (
 )
 
 __all__ = [
+    "freshness",
     "outcome",
     "reference",
     "remote_prompt",
@@ -40,6 +44,17 @@ _BOOKKEEPING = {"result_type", "ttl_ms", "cache_scope"}
 def to_json(model: pydantic.BaseModel) -> JSONObject:
     """An SDK object as MCP JSON, without the protocol's bookkeeping fields."""
     return model.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=_BOOKKEEPING)
+
+
+def freshness(result: types.CacheableResult, protocol_version: str | None) -> ListFreshness | None:
+    """The caching hint of one result (one page), as the SDK's own client cache reads it: on
+    2026-07-28 sessions only (a handshake-era peer may put the keys on the wire too, and they
+    mean nothing there), an absent ``ttlMs`` as 0, anything but ``public`` as private, the TTL
+    capped at the SDK's 24 hours."""
+    if protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return None
+    ttl_ms = result.ttl_ms if "ttl_ms" in result.model_fields_set else 0
+    return ListFreshness(min(ttl_ms, MAX_TTL_MS), "public" if result.cache_scope == "public" else "private")
 
 
 def _optional_json(model: pydantic.BaseModel | None) -> JSONObject | None:

@@ -26,6 +26,7 @@ from mcp import Client
 
 from actors.mcp.config import ServerConfig
 from actors.mcp.eras import LEGACY, MODERN_PROTOCOL, EraMemo
+from actors.mcp.freshness import Listing
 from actors.mcp.inputs import CALL_INPUTS
 from actors.mcp.redaction import Redactor
 from actors.mcp.sdk_options import HTTPEndpoint, SDKOptions, StdioCommand
@@ -289,8 +290,8 @@ class SDKTransport:
     def _modern(self) -> bool:
         return self._owner is not None and self._owner.era == MODERN_PROTOCOL
 
-    async def list_tools(self) -> list[RemoteTool]:
-        """Every tool the server lists, following ``nextCursor``."""
+    async def list_tools(self) -> Listing[RemoteTool]:
+        """Every tool the server lists, following ``nextCursor``, with the pages' caching hint."""
         return await calls.list_tools(self._requests, self._client(), self.options.request_timeout)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float | None) -> CallOutcome:
@@ -320,22 +321,23 @@ class SDKTransport:
         with self._answers.answering(inputs):
             return await calls.call_tool(self._requests, client, name, arguments, timeout, progress)
 
-    async def list_resources(self) -> list[RemoteResource]:
-        """Every resource the server lists, following ``nextCursor``."""
+    async def list_resources(self) -> Listing[RemoteResource]:
+        """Every resource the server lists, following ``nextCursor``, with the pages' caching hint."""
         return await calls.list_resources(self._requests, self._client(), self.options.request_timeout)
 
-    async def list_resource_templates(self) -> list[RemoteResourceTemplate]:
-        """Every resource template the server lists, following ``nextCursor``."""
+    async def list_resource_templates(self) -> Listing[RemoteResourceTemplate]:
+        """Every resource template the server lists, following ``nextCursor``, with the hint."""
         return await calls.list_resource_templates(
             self._requests, self._client(), self.options.request_timeout
         )
 
-    async def list_prompts(self) -> list[RemotePrompt]:
-        """Every prompt the server lists, following ``nextCursor``."""
+    async def list_prompts(self) -> Listing[RemotePrompt]:
+        """Every prompt the server lists, following ``nextCursor``, with the pages' caching hint."""
         return await calls.list_prompts(self._requests, self._client(), self.options.request_timeout)
 
     async def read_resource(self, uri: str, timeout: float | None) -> JSONObject:
-        """``{"contents": [{"uri", "mimeType", "text" | "blob"}, ...]}``."""
+        """``{"contents": [{"uri", "mimeType", "text" | "blob"}, ...]}``, and on 2026-07-28 the
+        result's caching hint under `actors.mcp.freshness.CACHE_HINT` (`calls.read_resource`)."""
         return await calls.read_resource(self._requests, self._client(), uri, timeout)
 
     async def get_prompt(self, name: str, arguments: dict[str, str], timeout: float | None) -> JSONObject:
