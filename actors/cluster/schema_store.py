@@ -2,8 +2,10 @@
 
 A `SchemaCache` (the runtime takes it as one) whose local folder is both the mirror of Redis
 and the fallback when Redis is away. Redis holds ``mcp-actors:schema:<SchemaCache.key>``: the
-same JSON as a cache file. What the runtime saves (on a host thread) is written to the folder,
-then handed to the link's thread for Redis; entries of the configured servers are read from
+same JSON as a cache file (and ``...:<SchemaCache.context_key>`` for an entry private to the
+credentials the replicas share: a replica with other credentials reads another key). What the
+runtime saves (on a host thread) is written to the folder, then handed to the link's thread for
+Redis; entries of the configured servers are read from
 Redis into the folder at start (on the caller's thread, `pull`) and, after that, as they change
 (on the link's thread), so the runtime's reads stay local file reads.
 
@@ -27,7 +29,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import cast
 
@@ -36,6 +38,7 @@ import redis
 from actors.cluster.link import RedisLink
 from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
+from actors.mcp.freshness import ListKind, Received
 from actors.runtime.schema_cache import SchemaCache
 from actors.tools import ToolSpec
 
@@ -87,7 +90,14 @@ class RedisSchemaStore(SchemaCache):
         link.on_reconnect(self._catch_up)
 
     def _key(self, config: ServerConfig) -> str:
+        """The Redis key of the shared entry of ``config``'s server."""
         return self.link.key("schema", self.key(config))
+
+    def _entries(self, config: ServerConfig) -> list[tuple[str, Path]]:
+        """The Redis key and the file of each entry of ``config``'s server: the one private to
+        its credentials, then the shared one."""
+        paths = (self._context_path(config), self._path(config))
+        return [(self.link.key("schema", path.stem), path) for path in paths]
 
     def watch(self, configs: Iterable[ServerConfig]) -> None:
         """Keep these servers' entries in step with Redis (the configured ones)."""
@@ -106,7 +116,7 @@ class RedisSchemaStore(SchemaCache):
             self.link.call(lambda client: self._copy_in(client, configs), timeout)
         except (redis.RedisError, concurrent.futures.TimeoutError) as exc:
             logger.warning("cluster: schema entries not read from Redis (%s): using the local cache", exc)
-        return [config for config in configs if not self._path(config).is_file()]
+        return [config for config in configs if not self.stored(config)]
 
     def _write(self, client: redis.Redis, key: str, text: str) -> None:
         """Set entry ``key`` to ``text``, bumping the version (on the link's thread)."""
@@ -116,20 +126,21 @@ class RedisSchemaStore(SchemaCache):
         """Redis's entries into the folder; with ``restore``, ours into Redis where it has none."""
         if not configs:
             return
-        texts = client.mget([self._key(config) for config in configs])
-        for config, text in zip(configs, texts, strict=True):
+        entries = [(config, key, path) for config in configs for key, path in self._entries(config)]
+        texts = client.mget([key for _, key, _ in entries])
+        for (config, key, path), text in zip(entries, texts, strict=True):
             if isinstance(text, str):
-                self._write_file(self._path(config), text)
+                self._write_file(path, text)
             elif restore and self.key(config) not in self._held:
-                self._restore(client, config)
+                self._restore(client, key, path)
 
-    def _restore(self, client: redis.Redis, config: ServerConfig) -> None:
+    def _restore(self, client: redis.Redis, key: str, path: Path) -> None:
         try:
-            text = self._path(config).read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8")
         except OSError:
             return
-        if not client.exists(self._key(config)):
-            self._write(client, self._key(config), text)
+        if not client.exists(key):
+            self._write(client, key, text)
 
     def _refresh(self, client: redis.Redis) -> None:
         """Read what changed since the last refresh; everything, when a full resync is due."""
@@ -144,8 +155,8 @@ class RedisSchemaStore(SchemaCache):
             client.zrangebyscore(self._changes_key, f"({self._seen}", "+inf", withscores=True),
         )
         with self._lock:
-            watched = {self._key(config): config for config in self._watched.values()}
-        configs = [watched[key] for key, _ in changed if key in watched]
+            watched = {key: config for config in self._watched.values() for key, _ in self._entries(config)}
+        configs = list(dict.fromkeys(watched[key] for key, _ in changed if key in watched))
         self._copy_in(client, configs)
         self._seen = max([version, *(int(score) for _, score in changed)])
 
@@ -174,20 +185,31 @@ class RedisSchemaStore(SchemaCache):
 
     # ---- writing -----------------------------------------------------------------------------
 
-    def save(self, config: ServerConfig, tools: tuple[ToolSpec, ...], catalog: Catalog) -> None:
-        """Write the entry to the folder (this thread: a host thread), then to Redis (the link's)."""
-        super().save(config, tools, catalog)
+    def save(
+        self,
+        config: ServerConfig,
+        tools: tuple[ToolSpec, ...],
+        catalog: Catalog,
+        lists: Mapping[ListKind, Received] | None = None,
+    ) -> Path | None:
+        """Write the entry to the folder (this thread: a host thread), then to Redis (the link's).
+        An entry private to the credentials goes under their key: replicas with the same
+        credentials share it, others never read it."""
+        path = super().save(config, tools, catalog, lists)
+        if path is None:
+            return None  # the save above said why
         try:
-            text = self._path(config).read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8")
         except OSError:
-            return  # the save above said why
-        key = self._key(config)
+            return path
+        key = self.link.key("schema", path.stem)
         with self._lock:
             self._watched[self.key(config)] = config
             if self.key(config) in self._held:
-                return
+                return path
             self._pending = [f for f in self._pending if not f.done()]
             self._pending.append(self.link.submit(lambda client: self._write(client, key, text)))
+        return path
 
     def hold(self, configs: Iterable[ServerConfig]) -> None:
         """Keep these servers' entries out of Redis until `publish`: while a server is learnt its
@@ -202,10 +224,11 @@ class RedisSchemaStore(SchemaCache):
             self._held.difference_update(self.key(config) for config in configs)
         entries = {}
         for config in configs:
-            try:
-                entries[self._key(config)] = self._path(config).read_text(encoding="utf-8")
-            except OSError:
-                continue  # never learnt: another replica (or the first list) will try
+            for key, path in self._entries(config):
+                try:
+                    entries[key] = path.read_text(encoding="utf-8")
+                except OSError:
+                    continue  # never learnt: another replica (or the first list) will try
         if entries:
             try:
                 self.link.call(lambda client: self._write_all(client, entries), timeout)

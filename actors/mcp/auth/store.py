@@ -31,7 +31,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -45,6 +45,8 @@ from mcp.shared.auth import (
     ProtectedResourceMetadata,
 )
 
+from actors.mcp.state import STATE_DIR_ENV, default_token_file, state_dir
+
 __all__ = [
     "STATE_DIR_ENV",
     "AuthStatus",
@@ -56,12 +58,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-STATE_DIR_ENV = "MCP_ACTORS_STATE_DIR"
-"""The environment variable that moves the state folder (tests, sandboxes)."""
-
 AuthStatus = Literal["ok", "expired", "needs login"]
 
-_FILE_NAME = "tokens.json"
 _VERSION = 1
 _LOCK_TIMEOUT = 10.0
 _LOCK_POLL = 0.02
@@ -75,16 +73,6 @@ _TOKENS, _EXPIRES_AT, _CLIENT, _AUTH_SERVER, _RESOURCE, _WANTED = (
     "protectedResource",
     "wantedScope",
 )
-
-
-def state_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """The folder for this user's state: ``$MCP_ACTORS_STATE_DIR``, else
-    ``$XDG_STATE_HOME/mcp-actors``, else ``~/.local/state/mcp-actors``."""
-    env = os.environ if environ is None else environ
-    if env.get(STATE_DIR_ENV):
-        return Path(env[STATE_DIR_ENV]).expanduser()
-    base = env.get("XDG_STATE_HOME") or str(Path("~/.local/state").expanduser())
-    return Path(base).expanduser() / "mcp-actors"
 
 
 @dataclass(frozen=True)
@@ -130,7 +118,7 @@ class TokenStore:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         """``path``: the file; default ``state_dir() / "tokens.json"``. Nothing is read yet."""
-        self.path = Path(path) if path is not None else state_dir() / _FILE_NAME
+        self.path = Path(path) if path is not None else default_token_file()
         self.problem: str | None = None
         """Why the file could not be read, the last time it was read; None when it could."""
         self._lock = threading.Lock()
