@@ -17,6 +17,7 @@ from typing import Any
 from actors.mcp.adapter import TransportSource
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
+from actors.mcp.freshness import ListFreshness
 from actors.mcp.inputs import CallInputs
 
 # The runtime's own messages, importable from here too (as they always were).
@@ -273,10 +274,15 @@ class CallExpired:
 class ListResources:
     """The resources of every namespace (or of one); the reply is a list of `ResourceSpec`.
 
-    Answered from what the registry knows; only a server never seen before is started."""
+    Answered as `ListTools` is."""
 
     namespace: str | None = None
     reply: concurrent.futures.Future[list[ResourceSpec]] = field(default_factory=_slot, repr=False)
+    refresh: bool = True
+    """List a running server's stale list again first (see `ListTools`); False: answer from
+    what is known at once (a lookup, not a listing)."""
+    freshness: concurrent.futures.Future[ListFreshness | None] = field(default_factory=_slot, repr=False)
+    """Completed before ``reply``: the freshness left of the answer (see `ListTools`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -286,6 +292,11 @@ class ListResourceTemplates:
 
     namespace: str | None = None
     reply: concurrent.futures.Future[list[ResourceTemplateSpec]] = field(default_factory=_slot, repr=False)
+    refresh: bool = True
+    """List a running server's stale list again first (see `ListTools`); False: answer from
+    what is known at once (a lookup, not a listing)."""
+    freshness: concurrent.futures.Future[ListFreshness | None] = field(default_factory=_slot, repr=False)
+    """Completed before ``reply``: the freshness left of the answer (see `ListTools`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -294,6 +305,11 @@ class ListPrompts:
 
     namespace: str | None = None
     reply: concurrent.futures.Future[list[PromptSpec]] = field(default_factory=_slot, repr=False)
+    refresh: bool = True
+    """List a running server's stale list again first (see `ListTools`); False: answer from
+    what is known at once (a lookup, not a listing)."""
+    freshness: concurrent.futures.Future[ListFreshness | None] = field(default_factory=_slot, repr=False)
+    """Completed before ``reply``: the freshness left of the answer (see `ListTools`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -342,10 +358,21 @@ class ResourceSubscription:
 
 @dataclass(frozen=True, eq=False)
 class ListTools:
-    """The tools of every namespace (or of one); the reply is a list of `ToolSpec`."""
+    """The tools of every namespace (or of one); the reply is a list of `ToolSpec`.
+
+    Answered from what the registry knows; a server never seen before is started, and a running
+    server whose list went stale (its ``ttlMs`` ran out, or it said the list changed: SEP-2549)
+    lists it again first, within a bound. ``freshness`` says how much of the answer's freshness
+    is left: the shortest TTL left of the merged lists, private if any is (``ttlMs`` 0 if any
+    has no hint); None when none of them has a hint (handshake-era servers)."""
 
     namespace: str | None = None
     reply: concurrent.futures.Future[list[ToolSpec]] = field(default_factory=_slot, repr=False)
+    refresh: bool = True
+    """List a running server's stale list again first (see `ListTools`); False: answer from
+    what is known at once (a lookup, not a listing)."""
+    freshness: concurrent.futures.Future[ListFreshness | None] = field(default_factory=_slot, repr=False)
+    """Completed before ``reply``: the freshness left of the answer (see `ListTools`)."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,20 +14,24 @@ import pykka
 from actors.mcp.adapter import MCPToolAdapter, TransportSource
 from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
+from actors.mcp.freshness import ListKind, Received
 from actors.mcp.loop import EventLoop
 from actors.runtime.answering import AnsweringActor
 from actors.runtime.clock import Clock
 from actors.runtime.host import HostCalls
+from actors.runtime.list_ages import ListAges
 from actors.runtime.messages import (
     CallTool,
     CatalogUpdated,
     Complete,
     DescribeTools,
+    Freshen,
     GetPrompt,
     GetStatus,
     ListPrompts,
     ListResources,
     ListResourceTemplates,
+    ListsChanged,
     ListTools,
     ReadResource,
     RegisterServer,
@@ -44,7 +49,7 @@ from actors.runtime.messages import (
     Unsupervise,
     refuse,
 )
-from actors.runtime.reply import gather, settle, settle_exception, tell
+from actors.runtime.reply import gather, gather_within, settle, settle_exception, tell
 from actors.runtime.schema_cache import CachedLists, SchemaCache
 from actors.runtime.server import ServerActor
 from actors.runtime.state import ServerState
@@ -59,6 +64,19 @@ BUILTIN_NAMESPACE = "builtin"
 
 # How long a tool handler in the `ToolRegistry` waits beyond the call's own timeout.
 _HANDLER_SLACK = 5.0
+
+FRESHEN_WITHIN = 10.0
+"""Seconds (of the runtime's clock) a list waits for the servers whose lists went stale to list
+them again; past that it is answered from what is known."""
+
+_Listing = ListTools | ListResources | ListResourceTemplates | ListPrompts
+_KIND: Mapping[type[_Listing], ListKind] = {
+    ListTools: "tools",
+    ListResources: "resources",
+    ListResourceTemplates: "templates",
+    ListPrompts: "prompts",
+}
+_CATALOG_KINDS: tuple[ListKind, ...] = ("resources", "templates", "prompts")
 
 TransportFactory = Callable[[ServerConfig], TransportSource]
 """Makes the transport source of a server the registry spawns (the `Runtime` passes the SDK's)."""
@@ -87,7 +105,9 @@ class Route:
 class _ListReady:
     """Every server asked has described itself: answer ``request`` from what is known."""
 
-    request: ListTools | ListResources | ListResourceTemplates | ListPrompts
+    request: _Listing
+    bound: tuple[str, int]
+    """The key of the timer that bounds the wait for stale lists (cancelled once answered)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,6 +129,15 @@ class _Entry:
 
 def _settle_none(reply: concurrent.futures.Future[Any]) -> None:
     settle(reply, None)
+
+
+def _name(spec: ToolSpec) -> str:
+    return spec.name
+
+
+def _live(entry: _Entry) -> pykka.ActorRef[Any] | None:
+    """The entry's server actor if it is alive (it may be running: only it knows)."""
+    return entry.server if entry.server is not None and entry.server.is_alive() else None
 
 
 class RegistryActor(AnsweringActor):
@@ -149,6 +178,8 @@ class RegistryActor(AnsweringActor):
         self.builtin = builtin
         self.entries: dict[str, _Entry] = {}
         self.catalogs: dict[str, Catalog] = {}
+        self.ages = ListAges()
+        self._lists_asked = itertools.count()
 
     def on_receive(self, message: Any) -> Any:
         try:
@@ -175,11 +206,14 @@ class RegistryActor(AnsweringActor):
                 self._unregister(ns, reply)
             case ShutdownAll(reply=reply):
                 self._shutdown_all(reply)
-            case ToolsUpdated(namespace=ns, tools=specs):
-                self._tools_updated(ns, specs)
-            case CatalogUpdated(namespace=ns, catalog=catalog) if ns in self.entries:
-                self._catalog_updated(ns, catalog)
-            case _ListReady(request=request):
+            case ToolsUpdated(namespace=ns, tools=specs, received=received):
+                self._tools_updated(ns, specs, received)
+            case CatalogUpdated(namespace=ns, catalog=catalog, received=received) if ns in self.entries:
+                self._catalog_updated(ns, catalog, self.ages.learnt(ns, received, _CATALOG_KINDS))
+            case ListsChanged(namespace=ns, kinds=kinds):
+                self.ages.changed(ns, kinds)
+            case _ListReady(request=request, bound=bound):
+                self.timers.cancel(bound)
                 self._answer_list(request)
             case _Removed(namespace=ns, reply=reply):
                 self._remove(ns, reply)
@@ -255,21 +289,26 @@ class RegistryActor(AnsweringActor):
 
     # ---- tools --------------------------------------------------------------------------
 
-    def _tools_updated(self, ns: str, specs: tuple[ToolSpec, ...]) -> None:
+    def _tools_updated(self, ns: str, specs: tuple[ToolSpec, ...], received: Received | None) -> None:
         if ns not in self.entries:
             return
+        hinted = received is not None and self.ages.learnt(ns, {"tools": received}, ("tools",))
         # Learning a server's tools for the first time changes no list anyone has seen.
         known = self.entries[ns].seen
-        before = [(s.name, s.description, s.input_schema) for s in self.tools.list(namespace=ns)]
+        kept = [s.model_copy(update={"handler": None}) for s in self.tools.list(namespace=ns)]
+        before = [(s.name, s.description, s.input_schema) for s in kept]
         self._route_tools(ns, specs)
-        self._remember(ns)
+        # A list re-listed only because it went stale is usually the same: no write for that.
+        if not known or hinted or sorted(kept, key=_name) != sorted(specs, key=_name):
+            self._remember(ns)
         if known and sorted(before) != sorted((s.name, s.description, s.input_schema) for s in specs):
             self._changed(ns, "tools")
 
-    def _catalog_updated(self, ns: str, catalog: Catalog) -> None:
+    def _catalog_updated(self, ns: str, catalog: Catalog, hinted: bool) -> None:
         before = self.catalogs.get(ns)
         self.catalogs[ns] = catalog
-        self._remember(ns)
+        if hinted or before != catalog:
+            self._remember(ns)
         if before is None:
             return  # learnt for the first time: no list anyone has seen changed
         if catalog.resources != before.resources or catalog.templates != before.templates:
@@ -304,21 +343,43 @@ class RegistryActor(AnsweringActor):
 
         return call
 
-    def _list(self, request: ListTools | ListResources | ListResourceTemplates | ListPrompts) -> None:
-        wanted = [request.namespace] if request.namespace else list(self.entries)
-        unseen = [ns for ns in wanted if ns in self.entries and not self.entries[ns].seen]
-        describes = []
-        for ns in unseen:
-            describe = DescribeTools()
-            self._server(ns, self.entries[ns]).tell(describe)
-            describes.append(describe.reply)
-        ref = self.actor_ref
-        # Each server told us what it offers before answering: once all answered, it is in our mailbox.
-        gather(describes, lambda _: tell(ref, _ListReady(request)))
+    def _list(self, request: _Listing) -> None:
+        """Answer once every server never seen has described itself (started to learn its
+        lists), and every running one whose list went stale has listed it again (within
+        `FRESHEN_WITHIN`): each tells us its lists before it answers, so they are in our
+        mailbox before `_ListReady`."""
+        kind, now = _KIND[type(request)], self.clock.monotonic()
+        describes, freshens = [], []
+        for ns in [request.namespace] if request.namespace else list(self.entries):
+            entry = self.entries.get(ns)
+            if entry is None:
+                continue
+            if not entry.seen:
+                describe = DescribeTools()
+                self._server(ns, entry).tell(describe)
+                describes.append(describe.reply)
+            elif request.refresh and self.ages.stale(ns, kind, now) and (server := _live(entry)):
+                freshen = Freshen(kind)
+                tell(server, freshen)
+                freshens.append(freshen.reply)
+        ref, bound = self.actor_ref, ("lists", next(self._lists_asked))
 
-    def _answer_list(self, request: ListTools | ListResources | ListResourceTemplates | ListPrompts) -> None:
+        def freshened(done: list[concurrent.futures.Future[Any]]) -> None:
+            if any(not future.done() or future.cancelled() or future.exception() for future in done):
+                logger.debug("registry: a stale %s list was not listed again in time: answering it", kind)
+            gather(describes, lambda _: tell(ref, _ListReady(request, bound)))
+
+        gather_within(freshens, freshened, lambda fire: self._bound(bound, fire))
+
+    def _bound(self, key: tuple[str, int], fire: Callable[[], None]) -> None:
+        self.timers.schedule(key, FRESHEN_WITHIN, fire)
+
+    def _answer_list(self, request: _Listing) -> None:
         ns = request.namespace
         catalogs = [c for name, c in sorted(self.catalogs.items()) if ns is None or name == ns]
+        answered = [name for name in self.entries if ns is None or name == ns]
+        # Before the reply: whoever holds the reply finds the freshness settled.
+        settle(request.freshness, self.ages.remaining(answered, _KIND[type(request)], self.clock.monotonic()))
         match request:
             case ListTools(reply=reply):
                 settle(reply, self.tools.list(namespace=ns))
@@ -375,6 +436,7 @@ class RegistryActor(AnsweringActor):
             # Listed from what it said when it last ran; a start lists again and replaces this.
             self._route_tools(config.name, known.tools)
             self.catalogs[config.name] = known.catalog
+            self.ages.restored(config.name, known.lists, self.clock.wall(), self.clock.monotonic())
         settle(reply, None)
 
     def _remember(self, ns: str) -> None:
@@ -383,7 +445,8 @@ class RegistryActor(AnsweringActor):
         if self.cache is None or self.host is None or entry is None:
             return
         tools = tuple(spec.model_copy(update={"handler": None}) for spec in self.tools.list(namespace=ns))
-        self.host.notify(self.cache.save, entry.config, tools, self.catalogs.get(ns, Catalog()))
+        lists = self.ages.stored(ns, self.clock.wall(), self.clock.monotonic())
+        self.host.notify(self.cache.save, entry.config, tools, self.catalogs.get(ns, Catalog()), lists)
 
     def _unregister(self, ns: str, reply: concurrent.futures.Future[Any]) -> None:
         entry = self.entries.get(ns)
@@ -405,6 +468,7 @@ class RegistryActor(AnsweringActor):
             entry.server.stop(block=False)
         self.tools.replace_namespace(ns, [])
         self.catalogs.pop(ns, None)
+        self.ages.forget(ns)
         settle(reply, entry is not None)
         if entry is not None:
             for kind in ("tools", "resources", "prompts"):

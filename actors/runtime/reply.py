@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import pykka
 
-__all__ = ["failure", "gather", "pipe", "settle", "settle_exception", "tell"]
+__all__ = ["failure", "gather", "gather_within", "pipe", "settle", "settle_exception", "tell"]
 
 _T = TypeVar("_T")
 
@@ -63,6 +63,30 @@ def gather(
 
     for future in futures:
         future.add_done_callback(one_done)
+
+
+def gather_within(
+    futures: Sequence[concurrent.futures.Future[Any]],
+    then: Callable[[list[concurrent.futures.Future[Any]]], None],
+    bound: Callable[[Callable[[], None]], None],
+) -> None:
+    """`gather`, bounded: ``then(futures)`` runs once, when all are done or when the bound
+    fires, whichever comes first (some may then still be running). ``bound(fire)`` arranges
+    for ``fire()`` to be called when the wait is over (say, a timer). Never blocks."""
+    lock = threading.Lock()
+    called = False
+
+    def once(_: object = None) -> None:
+        nonlocal called
+        with lock:
+            if called:
+                return
+            called = True
+        then(list(futures))
+
+    if futures:
+        bound(once)
+    gather(futures, once)
 
 
 def tell(ref: pykka.ActorRef[Any], message: Any) -> None:

@@ -39,6 +39,7 @@ from actors.runtime.messages import (
     Complete,
     ConnectionLost,
     DescribeTools,
+    Freshen,
     GetPrompt,
     GetStatus,
     GiveUp,
@@ -48,7 +49,6 @@ from actors.runtime.messages import (
     ProbeDone,
     ReadResource,
     ResetRestarts,
-    ResourceSubscription,
     ResourceUpdated,
     Restart,
     Retire,
@@ -156,6 +156,8 @@ class ServerActor(AnsweringActor):
                 settle(reply, [self.status()])
             case DescribeTools():
                 self._step(ev.DescribeAsked(self.session.tools is not None), message)
+            case Freshen():  # a stale list the host wants: listed again if running
+                self.session.freshen(message, running=self.stage == lc.Stage.RUNNING)
             case StartServer():
                 self._step(ev.StartAsked(), message)
             case StopServer() | Shutdown():
@@ -321,9 +323,7 @@ class ServerActor(AnsweringActor):
     def _keep(self, subject: Any) -> None:
         if not isinstance(subject, SubscribeResource):
             return self.replies.keep(subject)
-        sid, fresh = self.subscriptions.add(subject.uri, subject.on_update)
-        self.followed = subject.uri if fresh else None
-        settle(subject.reply, ResourceSubscription(self.namespace, subject.uri, sid, self.actor_ref))
+        self.followed = self.subscriptions.keep(subject, self.namespace, self.actor_ref)
         return None
 
     # ---- the wiring, status and the end -------------------------------------------------

@@ -2,8 +2,10 @@
 
 Owned by the server actor's thread. It numbers connections (news of an earlier one is stale),
 opens and closes them through the adapter, keeps what the start and relists found (server
-info, tools, catalog) and tells the registry, and runs the health probe and the two coalesced
-relists. Every answer comes back to the actor as a message (`news`): nothing here waits.
+info, tools, catalog) and tells the registry (with when each list came and its caching hint,
+on the runtime's clock), and runs the health probe and the two coalesced relists: after a
+``list_changed``, and when the registry finds a list stale (`Freshen`). Every answer comes back
+to the actor as a message (`news`): nothing here waits.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pykka
 from actors.mcp.adapter import MCPToolAdapter
 from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
+from actors.mcp.freshness import Freshnesses, ListFreshness, ListKind, Received
 from actors.mcp.transport import RemoteTool, ServerInfo
 from actors.runtime import news
 from actors.runtime.clock import Clock
@@ -27,13 +30,15 @@ from actors.runtime.messages import (
     CatalogRelisted,
     CatalogUpdated,
     Closed,
+    Freshen,
+    ListsChanged,
     Started,
     ToolsRelisted,
     ToolsUpdated,
 )
 from actors.runtime.owner import OwnerCheck
 from actors.runtime.relisting import Coalescer
-from actors.runtime.reply import pipe, tell
+from actors.runtime.reply import pipe, settle, tell
 from actors.runtime.schema_cache import CachedLists
 from actors.runtime.telemetry import instruments
 from actors.tools import ToolSpec
@@ -43,8 +48,12 @@ __all__ = ["Session"]
 
 logger = logging.getLogger("actors.runtime.server")  # the server's story, in one logger
 
+_CATALOG_KINDS: tuple[ListKind, ...] = ("resources", "templates", "prompts")
+
 
 class Session:
+    """One server's connections and what they taught; owned by its server actor's thread."""
+
     def __init__(
         self,
         config: ServerConfig,
@@ -105,6 +114,8 @@ class Session:
         what it opened when cancelled; an open session is closed here, never left to the loop's
         end). ``link`` is what the lifecycle said the connection was doing."""
         self.cancel_start()
+        self.relist_tools.reset()  # whoever waits for a fresh list gets what is known
+        self.relist_catalog.reset()
         if link in (Link.UP, Link.OPENING) or self.adapter.connected:
             try:
                 self.adapter.disconnect_future()
@@ -119,8 +130,8 @@ class Session:
 
     def learn(self, started: Started) -> None:
         self.info = started.info
-        self._learn_tools(started.tools)
-        self._learn_catalog(started.catalog)
+        self._learn_tools(started.tools, started.freshness.get("tools"))
+        self._learn_catalog(started.catalog, started.freshness)
 
     def went_up(self, now: float) -> None:
         instruments().start_time.record((now - self.started_at) * 1000.0, {"namespace": self.namespace})
@@ -158,8 +169,22 @@ class Session:
 
     def changed(self, *, tools: bool) -> None:
         """The server said its tools (or resources or prompts) changed: list them again, at
-        most one list in flight and one owed."""
+        most one list in flight and one owed. Until the new list comes, the registry holds the
+        old one stale, whatever its TTL."""
+        if self.registry is not None:
+            tell(self.registry, ListsChanged(self.namespace, ("tools",) if tools else _CATALOG_KINDS))
         if (self.relist_tools if tools else self.relist_catalog).changed():
+            self._relist(tools=tools)
+
+    def freshen(self, asked: Freshen, *, running: bool) -> None:
+        """The registry found a list stale: list it again (or join the list in flight) and answer
+        once the new one was told; a server that is not running answers at once (lazy start is
+        the point of the cached lists: it lists anew whenever it starts)."""
+        if not running:
+            settle(asked.reply, False)
+            return
+        tools = asked.kind == "tools"
+        if (self.relist_tools if tools else self.relist_catalog).wait(asked.reply):
             self._relist(tools=tools)
 
     def relisted(self, message: ToolsRelisted | CatalogRelisted, *, running: bool) -> None:
@@ -167,17 +192,17 @@ class Session:
         if isinstance(message, ToolsRelisted):
             coalescer, what, error = self.relist_tools, "tools", message.error
             if message.tools is not None:
-                self._learn_tools(message.tools)
+                self._learn_tools(message.tools, message.freshness)
                 self.compile_checks()
                 what = ""
         else:
             coalescer, what, error = self.relist_catalog, "resources and prompts", message.error
             if message.catalog is not None:
-                self._learn_catalog(message.catalog)
+                self._learn_catalog(message.catalog, message.freshness)
                 what = ""
         if what:
-            logger.warning("%s: could not list %s after a change: %s", self.namespace, what, error)
-        if coalescer.done():
+            logger.warning("%s: could not list %s again: %s", self.namespace, what, error)
+        if coalescer.done(listed=not what):
             if running:
                 self._relist(tools=isinstance(message, ToolsRelisted))
             else:
@@ -189,13 +214,16 @@ class Session:
         else:
             pipe(self.adapter.catalog_future(), self.ref, news.catalog_outcome(self.connection))
 
-    def _learn_tools(self, tools: tuple[RemoteTool, ...]) -> None:
+    def _learn_tools(self, tools: tuple[RemoteTool, ...], freshness: ListFreshness | None) -> None:
         specs = self.adapter.tool_specs_for(self.namespace, tools)
         self.tools = {s.tool_name: s for s in specs}
         if self.registry is not None:
-            tell(self.registry, ToolsUpdated(self.namespace, tuple(specs)))
+            received = Received(self.clock.monotonic(), freshness)
+            tell(self.registry, ToolsUpdated(self.namespace, tuple(specs), received))
 
-    def _learn_catalog(self, catalog: Catalog) -> None:
+    def _learn_catalog(self, catalog: Catalog, hints: Freshnesses) -> None:
         self.catalog = catalog
         if self.registry is not None:
-            tell(self.registry, CatalogUpdated(self.namespace, catalog))
+            now = self.clock.monotonic()
+            received = {kind: Received(now, hints[kind]) for kind in _CATALOG_KINDS if kind in hints}
+            tell(self.registry, CatalogUpdated(self.namespace, catalog, received))

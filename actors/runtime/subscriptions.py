@@ -11,7 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import pykka
+
+from actors.runtime.messages import ResourceSubscription, SubscribeResource
 from actors.runtime.owner import OwnerCheck
+from actors.runtime.reply import settle
 
 __all__ = ["Subscriptions"]
 
@@ -25,6 +29,8 @@ class _Subscriber:
 
 
 class Subscriptions:
+    """Who follows which URI of one server; owned by its server actor's thread."""
+
     def __init__(self) -> None:
         self._subscribers: dict[int, _Subscriber] = {}
         self._owner = OwnerCheck("a server's subscriptions")
@@ -40,6 +46,13 @@ class Subscriptions:
         sid = next(_ids)
         self._subscribers[sid] = _Subscriber(uri, on_update)
         return sid, fresh
+
+    def keep(self, asked: SubscribeResource, namespace: str, ref: pykka.ActorRef[Any]) -> str | None:
+        """Follow what ``asked`` asks and answer it with its `ResourceSubscription`; the URI if it
+        is new to the server (the session must subscribe it)."""
+        sid, fresh = self.add(asked.uri, asked.on_update)
+        settle(asked.reply, ResourceSubscription(namespace, asked.uri, sid, ref))
+        return asked.uri if fresh else None
 
     def remove(self, sid: int) -> tuple[bool, str | None]:
         """Drop ``sid``: whether it existed, and its URI if no one follows that any more."""
