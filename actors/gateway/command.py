@@ -173,6 +173,7 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
                 bus=bus,
                 affinity=affinity,
                 request_state_key=sealing,
+                authenticated=bool(token),
             )
         )
         if replica is not None:

@@ -36,6 +36,7 @@ from actors.gateway.broadcasts import KINDS, Broadcasts, kind_of
 from actors.gateway.external import ExternalNames
 from actors.gateway.forwarding import Forwarding, ServerLogs
 from actors.gateway.handoff import LoopHandoff
+from actors.gateway.hints import CacheHints
 from actors.gateway.input_rounds import InputRounds
 from actors.gateway.prompts import Prompts
 from actors.gateway.resources import Resources
@@ -72,6 +73,8 @@ class Gateway:
     ``request_state_key`` seals the ``requestState`` of 2026-07-28 clients' multi round-trip
     requests (`actors.gateway.rounds`): the replicas of a cluster share one, so that any of them
     can take a retry. None: ``MCP_ACTORS_REQUEST_STATE_KEY``, else a key of this process's own.
+    ``authenticated``: its clients show a bearer token, so no answer of its own is ``public``
+    (`actors.gateway.hints`).
     """
 
     def __init__(
@@ -83,6 +86,7 @@ class Gateway:
         bus: SubscriptionBus | None = None,
         affinity: AffinityRouter | None = None,
         request_state_key: bytes | None = None,
+        authenticated: bool = False,
     ) -> None:
         self._tool_search_option = tool_search
         """``tool_search`` given here overrides the config's ``toolSearch``, also across reloads."""
@@ -113,9 +117,11 @@ class Gateway:
             seal = StateSeal(request_state_key) if request_state_key else None
             held = HeldCalls(self._handoff, seal, replica=replica)
             rounds = InputRounds(requests, self._handoff, held)
-            self._tools = Tools(requests, self._forwarding, self._now, rounds)
-            self._resources = Resources(requests, self._handoff, bus, affinity)
-            self._prompts = Prompts(requests, self._now, self._resources.owner_of, rounds)
+            # Per caller: behind a bearer token, or with per-user affinity (see `CacheHints`).
+            cache_hints = CacheHints(per_caller=authenticated or affinity is not None)
+            self._tools = Tools(requests, self._forwarding, self._now, rounds, cache_hints)
+            self._resources = Resources(requests, self._handoff, bus, affinity, cache_hints)
+            self._prompts = Prompts(requests, self._now, self._resources.owner_of, rounds, cache_hints)
             self.server: Server[Any] = build_server(
                 Handlers(
                     list_tools=self._tools.list_tools,

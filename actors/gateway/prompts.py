@@ -9,6 +9,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from actors.gateway import hints
 from actors.gateway.conversion import prompt, protocol_error
 from actors.gateway.input_rounds import InputRounds
 from actors.gateway.rounds import Held
@@ -30,21 +31,25 @@ class Prompts:
         serving: Callable[[], Serving],
         owner_of: Callable[[str], Any],
         rounds: InputRounds,
+        cache_hints: hints.CacheHints,
     ) -> None:
         self._requests = requests
         self._serving = serving
         self._owner_of = owner_of
         """The namespace serving a resource URI (`actors.gateway.resources.Resources.owner_of`)."""
         self._rounds = rounds
+        self._hints = cache_hints
 
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
         self._requests.seen(ctx)
-        prompts: list[PromptSpec] = await self._requests.ask(ListPrompts())
+        asked = ListPrompts()
+        prompts: list[PromptSpec] = await self._requests.ask(asked)
         names = self._serving().names
-        return types.ListPromptsResult(prompts=[prompt(p, names) for p in prompts])
+        answer = [prompt(p, names) for p in prompts]
+        return types.ListPromptsResult(prompts=answer, **self._hints.of(ctx, hints.listed(asked)))
 
     async def _internal(self, external: str) -> tuple[str, str]:
-        name = await self._requests.internal(self._serving(), external, ListPrompts())
+        name = await self._requests.internal(self._serving(), external, ListPrompts(refresh=False))
         if name is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {external}")
         namespace, _, bare = name.partition("/")

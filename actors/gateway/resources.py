@@ -17,6 +17,7 @@ from mcp.server.subscriptions import ListenHandler, SubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
+from actors.gateway import hints
 from actors.gateway.conversion import protocol_error, resource, template, template_pattern
 from actors.gateway.handoff import LoopHandoff
 from actors.gateway.routing import AffinityRouter, Requests
@@ -49,8 +50,10 @@ class Resources:
         handoff: LoopHandoff,
         bus: SubscriptionBus,
         affinity: AffinityRouter | None,
+        cache_hints: hints.CacheHints,
     ) -> None:
         self._requests = requests
+        self._hints = cache_hints
         self._handoff = handoff
         self._bus = bus
         self._affinity = affinity
@@ -61,21 +64,27 @@ class Resources:
 
     async def list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
         self._requests.seen(ctx)
-        resources: list[ResourceSpec] = await self._requests.ask(ListResources())
-        return types.ListResourcesResult(resources=[resource(r) for r in resources])
+        asked = ListResources()
+        resources: list[ResourceSpec] = await self._requests.ask(asked)
+        answer = [resource(r) for r in resources]
+        return types.ListResourcesResult(resources=answer, **self._hints.of(ctx, hints.listed(asked)))
 
     async def list_resource_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
         self._requests.seen(ctx)
-        templates: list[ResourceTemplateSpec] = await self._requests.ask(ListResourceTemplates())
-        return types.ListResourceTemplatesResult(resource_templates=[template(t) for t in templates])
+        asked = ListResourceTemplates()
+        templates: list[ResourceTemplateSpec] = await self._requests.ask(asked)
+        answer = [template(t) for t in templates]
+        fields = self._hints.of(ctx, hints.listed(asked))
+        return types.ListResourceTemplatesResult(resource_templates=answer, **fields)
 
     async def owner_of(self, uri: str) -> str:
-        """The namespace serving ``uri``: one that lists it, else one whose template matches it."""
-        resources: list[ResourceSpec] = await self._requests.ask(ListResources())
+        """The namespace serving ``uri``: one that lists it, else one whose template matches it
+        (a lookup: from what the registry knows, never waiting for a stale list)."""
+        resources: list[ResourceSpec] = await self._requests.ask(ListResources(refresh=False))
         for spec in resources:
             if spec.uri == uri:
                 return spec.namespace
-        templates: list[ResourceTemplateSpec] = await self._requests.ask(ListResourceTemplates())
+        templates: list[ResourceTemplateSpec] = await self._requests.ask(ListResourceTemplates(refresh=False))
         for known in templates:
             if template_pattern(known.uri_template).fullmatch(uri):
                 return known.namespace
@@ -89,7 +98,9 @@ class Resources:
         result = await self._requests.request(ctx, namespace, ReadResource(namespace, uri))
         if not result.success:
             raise protocol_error(result)
-        return types.ReadResourceResult.model_validate(result.output or {"contents": []})
+        answer = types.ReadResourceResult.model_validate(result.output or {"contents": []})
+        # The backend's own hint, passed through (private when the answer depends on the caller).
+        return answer.model_copy(update=self._hints.of(ctx, hints.read(result)))
 
     async def subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
         self._requests.seen(ctx)

@@ -14,6 +14,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from actors.gateway import hints
 from actors.gateway.conversion import refused, tool, tool_answer
 from actors.gateway.forwarding import Forwarding
 from actors.gateway.input_rounds import InputRounds
@@ -36,19 +37,23 @@ class Tools:
         forwarding: Forwarding,
         serving: Callable[[], Serving],
         rounds: InputRounds,
+        cache_hints: hints.CacheHints,
     ) -> None:
         self._requests = requests
         self._forwarding = forwarding
         self._serving = serving
         self._rounds = rounds
+        self._hints = cache_hints
 
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         self._requests.seen(ctx)
         serving = self._serving()
         if serving.tool_search:
-            return types.ListToolsResult(tools=list(META_TOOLS))
-        specs: list[ToolSpec] = await self._requests.ask(ListTools())
-        return types.ListToolsResult(tools=[tool(spec, serving.names) for spec in specs])
+            return types.ListToolsResult(tools=list(META_TOOLS), **self._hints.of(ctx, hints.OWN_VIEW))
+        asked = ListTools()
+        specs: list[ToolSpec] = await self._requests.ask(asked)
+        answer = [tool(spec, serving.names) for spec in specs]
+        return types.ListToolsResult(tools=answer, **self._hints.of(ctx, hints.listed(asked)))
 
     async def call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
@@ -58,7 +63,7 @@ class Tools:
             return await self._meta_tool(ctx, params)
         if params.request_state is not None:
             return await self._rounds.resume(ctx, "tools/call", params)  # type: ignore[no-any-return]
-        name = await self._requests.internal(serving, params.name, ListTools())
+        name = await self._requests.internal(serving, params.name, ListTools(refresh=False))
         if name is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         namespace, _, bare = name.partition("/")
