@@ -1,0 +1,126 @@
+"""`McpActorsMiddleware`: the runtime's tools for ``create_agent``, listed afresh every model call.
+
+LangChain's way of adding tools at run time ("dynamic tools"): ``wrap_model_call`` declares the
+tools listed before each model call, ``wrap_tool_call`` hands the agent's tool node the ones it
+was not built with. So a server's list change reaches the model on its next turn, once the
+runtime has listed it again (a few milliseconds after the call that changed it answers).
+
+Owner: the host's event loop. The tool map is read and replaced there, between awaits only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+    ToolCallRequest,
+)
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.types import Command
+
+from actors.agents.langchain.tools import McpActorsTool, toolbox_of
+from actors.agents.toolbox import AgentTool, Toolbox
+from actors.runtime.async_facade import AsyncRuntime
+from actors.tools import ToolError
+
+__all__ = ["McpActorsMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+
+class McpActorsMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+    """``create_agent(model, middleware=[McpActorsMiddleware(rt)])``: the runtime's tools, listed
+    afresh before every model call (a list change reaches the model on its next turn).
+
+    The tools bound to the model are the agent's own, less the runtime's it was built with
+    (`langchain_tools` of the same runtime and namespaces, or of the same names), plus the
+    runtime's tools now; the agent's tool node runs those it was not built with (LangChain's
+    "dynamic tools": ``wrap_model_call`` declares them, ``wrap_tool_call`` hands the tool node
+    the tool). If a listing fails, the model gets the last tools listed. Middlewares of disjoint
+    ``namespaces`` may share an agent.
+    """
+
+    def __init__(
+        self,
+        source: AsyncRuntime | Toolbox,
+        *,
+        namespaces: Collection[str] | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.toolbox = toolbox_of(source, namespaces, timeout)
+        self.tools: list[BaseTool] = []  # none at build time: each model call lists afresh
+        self._listed: list[McpActorsTool] = []
+        # Every tool listed so far, by name, as last listed: one the model saw on an earlier turn
+        # still runs (the runtime answers ``not_found`` if its server dropped it).
+        self._known: dict[str, McpActorsTool] = {}
+
+    @property
+    def name(self) -> str:
+        """Its name in the agent (one per agent), which names its namespaces when limited."""
+        namespaces = self.toolbox.namespaces
+        return (
+            f"McpActorsMiddleware[{','.join(sorted(namespaces))}]"
+            if namespaces is not None
+            else "McpActorsMiddleware"
+        )
+
+    async def current_tools(self) -> list[McpActorsTool]:
+        """The runtime's tools now (the last listed, if listing fails)."""
+        try:
+            declared = await self.toolbox.tools()
+        except ToolError as exc:
+            logger.warning("agents: could not list the tools (%s); the model gets the last listed", exc)
+            return list(self._listed)
+        self._listed = [self._tool(each) for each in declared]
+        self._known.update((tool.name, tool) for tool in self._listed)
+        return list(self._listed)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        listed = await self.current_tools()
+        names = {tool.name for tool in listed}
+        others = [tool for tool in request.tools if not self._replaces(tool, names)]
+        return await handler(request.override(tools=[*others, *listed]))
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        known = self._known.get(request.tool_call["name"])
+        if known is not None and (request.tool is None or isinstance(request.tool, McpActorsTool)):
+            request = request.override(tool=known)
+        return await handler(request)
+
+    def _replaces(self, tool: BaseTool | dict[str, Any], names: set[str]) -> bool:
+        """Whether the listing stands for ``tool``: it has a listed name, or it is one of this
+        runtime's tools, of these namespaces, the server no longer offers."""
+        if isinstance(tool, dict):
+            return False  # a provider's built-in tool
+        if tool.name in names:
+            return True
+        mine = self.toolbox
+        return (
+            isinstance(tool, McpActorsTool)
+            and tool.toolbox.runtime is mine.runtime
+            and (mine.namespaces is None or tool.declared.tool.partition("/")[0] in mine.namespaces)
+        )
+
+    def _tool(self, declared: AgentTool) -> McpActorsTool:
+        known = self._known.get(declared.name)
+        return (
+            known
+            if known is not None and known.declared == declared
+            else McpActorsTool.of(self.toolbox, declared)
+        )
