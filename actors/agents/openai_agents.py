@@ -158,20 +158,8 @@ class ActorsMCPServer(MCPServer):
         self, run_context: RunContextWrapper[Any] | None = None, agent: AgentBase | None = None
     ) -> list[Tool]:
         """The tools now: the SDK asks on every turn, the runtime answers from what it holds."""
-        self._tools = [mcp_tool(tool) for tool in await self._listed()]
+        self._tools = [mcp_tool(tool) for tool in await self.toolbox.tools()]
         return copy.deepcopy(self._tools)
-
-    async def _listed(self) -> tuple[AgentTool, ...]:
-        toolbox = self.toolbox
-        if toolbox.namespaces is None:
-            return await toolbox.tools()
-        # Namespace by namespace: listing them all would start the others' servers too.
-        specs = [
-            spec
-            for namespace in sorted(toolbox.namespaces)
-            for spec in await toolbox.runtime.list_tools(namespace, timeout=toolbox.list_timeout)
-        ]
-        return tuple(toolbox.declared(spec) for spec in specs)
 
     async def call_tool(
         self, tool_name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None

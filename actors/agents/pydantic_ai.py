@@ -27,7 +27,6 @@ threads to the awaiting task on this loop.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import copy
@@ -122,7 +121,7 @@ class McpActorsToolset(AbstractToolset[Any]):
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         # Listed afresh at every step, so a list change reaches the model on its next turn.
-        return {tool.name: self._tool(_definition(tool), ctx) for tool in await self._listed()}
+        return {tool.name: self._tool(_definition(tool), ctx) for tool in await self.toolbox.tools()}
 
     async def get_tool_for_tool_def(self, tool_def: ToolDefinition, ctx: RunContext[Any]) -> ToolsetTool[Any]:
         # A name this toolbox gave out needs no listing (durable execution rebuilds tools so).
@@ -140,17 +139,6 @@ class McpActorsToolset(AbstractToolset[Any]):
         if answer.error_type in self.retryable:
             raise ModelRetry(message)
         raise ToolFailed(message)
-
-    async def _listed(self) -> tuple[AgentTool, ...]:
-        box = self.toolbox
-        if box.namespaces is None:
-            return await box.tools()
-        # One list per admitted server: listing every server would start those outside the set
-        # that the schema cache does not know (`Toolbox.tools` lists them all, then filters).
-        lists = await asyncio.gather(
-            *(box.runtime.list_tools(ns, timeout=box.list_timeout) for ns in sorted(box.namespaces))
-        )
-        return tuple(box.declared(spec) for specs in lists for spec in specs)
 
     def _tool(self, tool_def: ToolDefinition, ctx: RunContext[Any]) -> ToolsetTool[Any]:
         retries = self.max_retries if self.max_retries is not None else ctx.max_retries

@@ -80,7 +80,7 @@ class Toolbox:
                 for namespace in sorted(self.namespaces)
                 for spec in await self.runtime.list_tools(namespace, timeout=self.list_timeout)
             ]
-        return tuple(self.declared(spec) for spec in specs if self._admits(spec.namespace))
+        return tuple(self.declared(spec) for spec in specs if self.admits(spec.namespace))
 
     def declared(self, spec: ToolSpec) -> AgentTool:
         """``spec`` under its external name."""
@@ -109,7 +109,7 @@ class Toolbox:
         """Call the tool of external name ``name``; a failure is an answer, never an exception
         (a name this toolbox never gave out is ``not_found``; bad arguments ``validation``)."""
         tool = self._names.internal(name)
-        if tool is None or not self._admits(tool.partition("/")[0]):
+        if tool is None or not self.admits(tool.partition("/")[0]):
             result = ToolResult.fail(ErrorType.NOT_FOUND, f"there is no tool named {name!r}")
         else:
             result = await self.runtime.call_tool(
@@ -119,5 +119,6 @@ class Toolbox:
             logger.debug("agents: %s failed (%s): %s", name, result.error_type, result.error)
         return ToolAnswer.of(result)
 
-    def _admits(self, namespace: str) -> bool:
+    def admits(self, namespace: str) -> bool:
+        """Whether this toolbox offers the tools of server ``namespace``."""
         return self.namespaces is None or namespace in self.namespaces
