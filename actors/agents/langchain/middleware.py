@@ -114,7 +114,7 @@ class McpActorsMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return (
             isinstance(tool, McpActorsTool)
             and tool.toolbox.runtime is mine.runtime
-            and (mine.namespaces is None or tool.declared.tool.partition("/")[0] in mine.namespaces)
+            and mine.admits(tool.declared.tool.partition("/")[0])
         )
 
     def _tool(self, declared: AgentTool) -> McpActorsTool:
