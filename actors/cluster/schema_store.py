@@ -156,7 +156,10 @@ class RedisSchemaStore(SchemaCache):
         )
         with self._lock:
             watched = {key: config for config in self._watched.values() for key, _ in self._entries(config)}
-        configs = list(dict.fromkeys(watched[key] for key, _ in changed if key in watched))
+        # A server's two entries may both have changed: read it once.
+        configs = list(
+            {self.key(watched[key]): watched[key] for key, _ in changed if key in watched}.values()
+        )
         self._copy_in(client, configs)
         self._seen = max([version, *(int(score) for _, score in changed)])
 

@@ -83,9 +83,9 @@ class SchemaCache:
     def __init__(self, folder: str | os.PathLike[str] | None = None, *, read: bool = True) -> None:
         self.folder = Path(folder) if folder is not None else default_cache_folder()
         self.read = read
-        self._digests: dict[str, str] = {}
-        """Credentials (as JSON) → their digest: computed once per process (any thread; a race
-        computes it twice)."""
+        self._digests: dict[tuple[str, str], str] = {}
+        """(server key, credentials as JSON) → their digest: computed once per process (any
+        thread; a race computes it twice)."""
 
     @staticmethod
     def key(config: ServerConfig) -> str:
@@ -111,10 +111,10 @@ class SchemaCache:
         """
         shared = self.key(config)
         credentials = json.dumps(_credentials(config), sort_keys=True)
-        digest = self._digests.get(credentials)
+        digest = self._digests.get((shared, credentials))
         if digest is None:
             derived = hashlib.pbkdf2_hmac("sha256", credentials.encode(), shared.encode(), _DIGEST_ROUNDS)
-            digest = self._digests[credentials] = derived.hex()[:24]
+            digest = self._digests[shared, credentials] = derived.hex()[:24]
         return f"{shared}-{digest}"
 
     def _path(self, config: ServerConfig) -> Path:

@@ -130,6 +130,23 @@ def test_the_catalog_is_listed_again_past_its_ttl() -> None:
         assert set(read.output or {}) <= {"contents", "_meta"}  # the hint is beside the answer
 
 
+def test_a_read_that_needed_the_clients_input_carries_no_hint() -> None:
+    asked: list[dict[str, Any]] = []
+
+    def elicitation(namespace: str, params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params)
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    with Runtime.start(config({"h": hinted(60_000)}), elicitation=elicitation) as rt:
+        read = rt.read_resource("h", "hint://asks/caching", timeout=WAIT)
+        assert read.success, read
+        assert read.output is not None and read.output["contents"][0]["text"] == "hello Ada, about caching"
+        assert [params["message"] for params in asked] == ["Who reads?"]
+        assert "cacheHint" not in read.metadata  # a retry's result must not be cached
+        plain = rt.read_resource("h", "hint://value", timeout=WAIT)
+        assert plain.metadata["cacheHint"] == {"ttlMs": 60_000, "cacheScope": "public"}
+
+
 @pytest.mark.parametrize("scope", ["public", "private"])
 def test_a_private_list_on_disk_is_not_served_to_other_credentials(tmp_path: Path, scope: str) -> None:
     cache = tmp_path / "schemas"

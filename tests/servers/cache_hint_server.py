@@ -7,7 +7,9 @@ environment variable ``HINT_EXTRA_TOOL`` names one more tool.
 
 Tools: ``listed`` answers how many ``tools/list`` requests this process has served;
 ``add_tool`` adds a tool (by name) and says the tool list changed; ``set_hint`` changes the
-hint of every cacheable result from now on. Resource ``hint://value``.
+hint of every cacheable result from now on. Resources: ``hint://value``; ``hint://asks/{topic}``,
+whose read on 2026-07-28 first asks the client for a name (elicitation, key ``who``: an
+``InputRequiredResult``), then greets it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 import anyio
 from mcp.server.caching import CACHEABLE_METHODS, CacheHint
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import Tool
+from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult, Tool
 
 
 class CountingServer(MCPServer):
@@ -69,6 +71,18 @@ def build(ttl_ms: int, scope: str, delay: float) -> CountingServer:
     def value() -> str:
         """A resource whose read carries the hint."""
         return "the value"
+
+    @server.resource("hint://asks/{topic}")
+    def asks(topic: str, ctx: Context) -> str | InputRequiredResult:
+        """Asks who is reading (one round), then greets them."""
+        answer = (ctx.input_responses or {}).get("who")
+        if isinstance(answer, ElicitResult) and answer.content:
+            return f"hello {answer.content.get('name')}, about {topic}"
+        schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        question = ElicitRequest(
+            params=ElicitRequestFormParams(message="Who reads?", requested_schema=schema)
+        )
+        return InputRequiredResult(input_requests={"who": question})
 
     extra = os.environ.get("HINT_EXTRA_TOOL")
     if extra:
