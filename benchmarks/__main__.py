@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks import (
+    agent_frameworks,
     big_messages,
     gateway_calls,
     peers,
@@ -41,6 +42,7 @@ ORDER = [
     "startup",
     "gateway_calls",
     "telemetry",
+    "agents",
 ]
 
 
@@ -154,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
             gateway_calls.gateway_calls(calls=30, rounds=2, warmup=5)
             if s is suite.QUICK
             else gateway_calls.gateway_calls()
+        ),
+        "agents": lambda s: agent_frameworks.agent_frameworks(
+            turns=8 if s is suite.QUICK else 40, rounds=1 if s is suite.QUICK else 3, log=_log
         ),
         "telemetry": lambda s: (
             telemetry_overhead.telemetry_overhead(calls=50, rounds=2, sdk_rounds=2)

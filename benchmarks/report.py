@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks import agent_frameworks
 from benchmarks.common import RESULTS_DIR, ROOT
 from benchmarks.profiling import is_wait
 
@@ -683,6 +684,25 @@ def write(results: dict[str, Any], doc: Path = DOC, plot: Path = PLOT) -> None:
                 f"{ours['latency_async_ms']['median']:.3f} ms.",
                 "",
             ]
+    frameworks = b.get("agents")
+    if frameworks and "error" not in frameworks:
+        out += [
+            "## In the agent frameworks",
+            "",
+            "`benchmarks/agent_frameworks.py`: for each framework, the same scripted agent (its own test "
+            f"model, no network) with the framework's own MCP client and with ours (`actors.agents`), "
+            f"{frameworks.get('servers')} servers configured, {frameworks.get('used')} used, "
+            f"{frameworks.get('turns')} tool-calling turns; medians of {frameworks.get('rounds')} runs, "
+            "each a process of its own. First tool list: from the start of the run to the model's first "
+            "turn; per turn: one tool call through the framework, model turn to model turn; processes "
+            "and memory: the run's process and all its descendants, before the clients close. Ours with "
+            "a warm schema cache (a host's first run ever starts every server once to fill it). "
+            "LangChain's own client (langchain-mcp-adapters) opens a new session, a new server "
+            "process, for every call: none is left to count at the end.",
+            "",
+            *agent_frameworks.table(frameworks),
+            "",
+        ]
     out += ["## Details", ""]
     out += _details(b)
     profile = b.get("profile")
