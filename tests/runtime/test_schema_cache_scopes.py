@@ -112,6 +112,15 @@ def test_each_credential_value_makes_its_own_context(tmp_path: Path, monkeypatch
     assert cache.context_key(server()) == SchemaCache(tmp_path / "x").context_key(server(name="renamed"))
 
 
+def test_a_context_key_does_not_depend_on_what_else_was_keyed_first(tmp_path: Path) -> None:
+    # Same credentials, another server: keyed first in one process, not in the other.
+    other = ServerConfig(name="o", command="other", env={"TOKEN": SECRET})
+    warm = SchemaCache(tmp_path)
+    warm.context_key(other)
+    assert warm.context_key(server()) == SchemaCache(tmp_path).context_key(server())
+    assert warm.context_key(other) != warm.context_key(server())
+
+
 def test_the_newer_of_two_entries_wins(tmp_path: Path) -> None:
     cache = SchemaCache(tmp_path)
     private = cache.save(server(), TOOLS, Catalog(), PRIVATE)
