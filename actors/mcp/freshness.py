@@ -49,7 +49,7 @@ _T = TypeVar("_T")
 @dataclass(frozen=True, slots=True)
 class ListFreshness:
     """One list's caching hint: fresh for ``ttl_ms`` milliseconds after receipt, shareable
-    across authorization contexts only when ``scope`` is ``public``."""
+    across authorization contexts only when ``scope`` is ``public``. Immutable: any thread."""
 
     ttl_ms: int = 0
     scope: Scope = "private"
@@ -109,7 +109,7 @@ def combined(parts: Iterable[ListFreshness | None]) -> ListFreshness | None:
 class Listing(Sequence[_T]):
     """A list as a transport returns it: the items, and the freshness beside them (None on
     handshake-era sessions, or from a transport that knows no hints). Reads as a sequence of
-    its items."""
+    its items. Immutable: any thread."""
 
     items: tuple[_T, ...] = ()
     freshness: ListFreshness | None = None
@@ -138,7 +138,7 @@ def freshness_of(listed: Iterable[Any]) -> ListFreshness | None:
 @dataclass(frozen=True, slots=True)
 class Received:
     """A list's freshness and when it was received, in seconds of one clock (monotonic in
-    memory, wall-clock on disk: see `moved`)."""
+    memory, wall-clock on disk: see `moved`). Immutable: any thread."""
 
     at: float
     freshness: ListFreshness | None = None

@@ -24,7 +24,8 @@ __all__ = ["ListAges"]
 
 class ListAges:
     """Per server, per kind of list: when it was received and its hint. A kind missing for a
-    known server is one it does not offer (it constrains no answer)."""
+    known server is one it does not offer (it constrains no answer). Owned by the registry
+    actor's thread."""
 
     def __init__(self) -> None:
         self._lists: dict[str, dict[ListKind, Received]] = {}

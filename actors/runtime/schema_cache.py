@@ -74,10 +74,12 @@ class CachedLists:
 
 
 class SchemaCache:
-    """A folder of JSON files, one per server identity.
+    """A folder of JSON files, one per server identity (and one per server and credentials, for
+    private lists).
 
     With ``read=False`` it only writes: `load` knows nothing, so a runtime starts and lists
-    every server live and refreshes the folder (``mcp-actors tools --no-cache``).
+    every server live and refreshes the folder (``mcp-actors tools --no-cache``). Owned by no
+    thread: it keeps no state but a memo of digests (see the module for who calls it where).
     """
 
     def __init__(self, folder: str | os.PathLike[str] | None = None, *, read: bool = True) -> None:
