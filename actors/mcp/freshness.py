@@ -145,13 +145,28 @@ class Received:
     changed: bool = False
     """The server said the list changed since: stale whatever its TTL (a hint-less list is
     re-listed on the notification as it always was, and is not marked)."""
+    notified: bool = False
+    """The server tells this list's changes (it declared ``listChanged`` for it): a TTL of 0
+    then leaves it to those notifications, and only a positive TTL running out makes it stale."""
 
     def stale(self, now: float) -> bool:
-        """Whether the list should be listed again before it is answered: its TTL has run out
-        (a TTL of 0 always has) or the server said it changed. Never without a hint."""
+        """Whether the list should be listed again before it is answered: the server said it
+        changed, its positive TTL has run out, or its TTL is 0 and the server tells no changes.
+        Never without a hint.
+
+        A TTL of 0 is the SDK's default for a server that says nothing of caching, and the spec
+        lets a client re-fetch such a list every time (MAY), not must: where the server tells
+        its changes, the list the runtime holds is current until one comes, and re-listing on
+        every host list (an agent lists every turn) would cost a round trip per running server
+        for nothing.
+        """
         if self.freshness is None:
             return False
-        return self.changed or self.freshness.ttl_ms == 0 or (now - self.at) * 1000.0 >= self.freshness.ttl_ms
+        if self.changed:
+            return True
+        if self.freshness.ttl_ms == 0:
+            return not self.notified
+        return (now - self.at) * 1000.0 >= self.freshness.ttl_ms
 
     def remaining(self, now: float) -> ListFreshness | None:
         """The freshness left at ``now``: the TTL less the list's age, floored at 0 (None
@@ -166,4 +181,4 @@ class Received:
     def moved(self, then: float, now: float) -> Received:
         """The same moment on another clock whose time is ``now`` where this one's is ``then``
         (a list received in the future of that clock counts as received now)."""
-        return Received(now - max(0.0, then - self.at), self.freshness, self.changed)
+        return Received(now - max(0.0, then - self.at), self.freshness, self.changed, self.notified)

@@ -49,6 +49,8 @@ __all__ = ["Session"]
 logger = logging.getLogger("actors.runtime.server")  # the server's story, in one logger
 
 _CATALOG_KINDS: tuple[ListKind, ...] = ("resources", "templates", "prompts")
+# The capability whose ``listChanged`` says a list's changes are told (templates: resources').
+_CAPABILITY: dict[ListKind, str] = {"resources": "resources", "templates": "resources", "prompts": "prompts"}
 
 
 class Session:
@@ -218,12 +220,21 @@ class Session:
         specs = self.adapter.tool_specs_for(self.namespace, tools)
         self.tools = {s.tool_name: s for s in specs}
         if self.registry is not None:
-            received = Received(self.clock.monotonic(), freshness)
+            received = Received(self.clock.monotonic(), freshness, notified=self._notifies("tools"))
             tell(self.registry, ToolsUpdated(self.namespace, tuple(specs), received))
+
+    def _notifies(self, capability: str) -> bool:
+        """Whether the server declared ``listChanged`` for the list of ``capability``."""
+        declared = self.adapter.capabilities.get(capability)
+        return isinstance(declared, dict) and declared.get("listChanged") is True
 
     def _learn_catalog(self, catalog: Catalog, hints: Freshnesses) -> None:
         self.catalog = catalog
         if self.registry is not None:
             now = self.clock.monotonic()
-            received = {kind: Received(now, hints[kind]) for kind in _CATALOG_KINDS if kind in hints}
+            received = {
+                kind: Received(now, hints[kind], notified=self._notifies(_CAPABILITY[kind]))
+                for kind in _CATALOG_KINDS
+                if kind in hints
+            }
             tell(self.registry, CatalogUpdated(self.namespace, catalog, received))

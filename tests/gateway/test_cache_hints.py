@@ -28,10 +28,18 @@ HOUR_MS = 3_600_000
 pytestmark = pytest.mark.timeout(180)
 
 
-def backend(ttl_ms: int, scope: str, era: str = MODERN) -> dict[str, Any]:
+def backend(ttl_ms: int, scope: str, era: str = MODERN, *, listen: bool = True) -> dict[str, Any]:
     return {
         "command": sys.executable,
-        "args": ["-m", "tests.servers.cache_hint_server", "--ttl-ms", str(ttl_ms), "--scope", scope],
+        "args": [
+            "-m",
+            "tests.servers.cache_hint_server",
+            "--ttl-ms",
+            str(ttl_ms),
+            "--scope",
+            scope,
+            *(() if listen else ("--no-listen",)),
+        ],
         "cwd": str(ROOT),
         "protocol": era,
         "healthCheckInterval": 0,
@@ -133,7 +141,8 @@ def test_a_backend_without_hints_makes_the_lists_stale_at_once(tmp_path: Path) -
 
 
 def test_a_ttl_of_0_is_stale_at_once_and_relisted_on_each_list(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"h": backend(0, "public")})
+    # A backend that tells no list changes: its TTL of 0 is all the gateway can go by.
+    config = write_config(tmp_path, {"h": backend(0, "public", listen=False)})
     with http_gateway(config, tmp_path) as gateway:
 
         async def check(session: Client) -> None:

@@ -22,9 +22,16 @@ WAIT = 30.0
 
 
 def hinted(
-    ttl_ms: int, scope: str = "public", *, era: str = "2026-07-28", delay: float = 0.0, **more: Any
+    ttl_ms: int,
+    scope: str = "public",
+    *,
+    era: str = "2026-07-28",
+    delay: float = 0.0,
+    listen: bool = True,
+    **more: Any,
 ) -> dict[str, Any]:
     args = ("--ttl-ms", str(ttl_ms), "--scope", scope, "--list-delay", str(delay))
+    args += () if listen else ("--no-listen",)
     return stdio_server("cache_hint_server", *args, protocol=era, healthCheckInterval=0, **more)
 
 
@@ -68,7 +75,8 @@ def test_a_list_within_its_ttl_costs_no_request_and_one_past_it_is_listed_again(
 
 
 def test_a_ttl_of_0_is_listed_again_on_each_host_list_and_piled_up_asks_share_one() -> None:
-    with Runtime.start(config({"h": hinted(0, "private", delay=0.3)})) as rt:
+    # A server that tells no list changes: its TTL of 0 is all there is to go by.
+    with Runtime.start(config({"h": hinted(0, "private", delay=0.3, listen=False)})) as rt:
         names(rt)
         assert listed(rt) == 1
         names(rt)
@@ -85,6 +93,25 @@ def test_a_ttl_of_0_is_listed_again_on_each_host_list_and_piled_up_asks_share_on
         # A lookup (not a listing) never waits for one.
         assert asked(rt, ListTools("h", refresh=False)) == ListFreshness(0, "private")
         assert listed(rt) == 4
+
+
+def test_a_ttl_of_0_of_a_server_that_tells_its_changes_waits_for_them() -> None:
+    with Runtime.start(config({"h": hinted(0, "private")})) as rt:
+        names(rt)
+        for _ in range(3):
+            names(rt)
+            names(rt, None)
+        assert listed(rt) == 1  # listed once, on its start: its changes will be told
+        assert asked(rt, ListTools("h")) == ListFreshness(0, "private")  # and passed on as it is
+        assert rt.call_tool("h/add_tool", {"name": "sprout"}, timeout=WAIT).success
+        assert wait_until(lambda: "h/sprout" in names(rt), WAIT), "the change was told, then listed"
+        # Listed again for the change (a host list that came meanwhile may have cost one more:
+        # a change is a level, not a count); then host lists cost nothing again.
+        after = listed(rt)
+        assert 2 <= after <= 3
+        for _ in range(3):
+            names(rt)
+        assert listed(rt) == after
 
 
 def test_a_handshake_era_server_is_listed_once_as_always() -> None:

@@ -2,8 +2,10 @@
 
 ``--ttl-ms N`` and ``--scope public|private`` are the hint of every cacheable result
 (``tools/list``, the resource and prompt lists, ``resources/read``); ``--list-delay S`` makes
-each ``tools/list`` take S seconds (so that asks can pile up while one is in flight). The
-environment variable ``HINT_EXTRA_TOOL`` names one more tool.
+each ``tools/list`` take S seconds (so that asks can pile up while one is in flight);
+``--no-listen`` serves no ``subscriptions/listen``, so on 2026-07-28 it declares no
+``listChanged`` (it tells no list changes). The environment variable ``HINT_EXTRA_TOOL`` names
+one more tool.
 
 Tools: ``listed`` answers how many ``tools/list`` requests this process has served;
 ``add_tool`` adds a tool (by name) and says the tool list changed; ``set_hint`` changes the
@@ -37,10 +39,13 @@ class CountingServer(MCPServer):
         return await super().list_tools()
 
 
-def build(ttl_ms: int, scope: str, delay: float) -> CountingServer:
+def build(ttl_ms: int, scope: str, delay: float, listen: bool = True) -> CountingServer:
     hint = CacheHint(ttl_ms, "public" if scope == "public" else "private")
     server = CountingServer("cache-hints", cache_hints=dict.fromkeys(CACHEABLE_METHODS, hint))
     server.delay = delay
+    if not listen:
+        # The SDK derives a 2026-07-28 server's listChanged from whether it serves listen.
+        server._lowlevel_server._request_handlers.pop("subscriptions/listen", None)
 
     @server.tool()
     def listed() -> int:
@@ -99,5 +104,6 @@ if __name__ == "__main__":
     parser.add_argument("--ttl-ms", type=int, default=0)
     parser.add_argument("--scope", default="private")
     parser.add_argument("--list-delay", type=float, default=0.0)
+    parser.add_argument("--no-listen", action="store_true")
     args = parser.parse_args()
-    build(args.ttl_ms, args.scope, args.list_delay).run("stdio")
+    build(args.ttl_ms, args.scope, args.list_delay, listen=not args.no_listen).run("stdio")
