@@ -94,3 +94,20 @@ def test_the_runtime_leaves_the_testing_package_alone() -> None:
     )
     assert not {m for m in modules if m.startswith("actors.testing")}, sorted(modules)
     assert "actors.testing.mock" in _modules_after("from actors import MockTransport")
+
+
+_FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai", "agents", "anthropic", "openai")
+
+
+def test_no_agent_framework_is_imported_until_its_adapter_is() -> None:
+    # `import actors` and the framework-neutral seam load none of the frameworks; an adapter
+    # loads its own framework and no other.
+    modules = _tops(
+        _modules_after("import actors\nfrom actors import AsyncRuntime, Runtime\nimport actors.agents")
+    )
+    assert not modules & set(_FRAMEWORKS), sorted(modules & set(_FRAMEWORKS))
+    with_one = _tops(_modules_after("import actors.agents.pydantic_ai"))
+    assert "pydantic_ai" in with_one
+    assert not with_one & {"langchain", "langgraph", "agents", "anthropic"}, sorted(
+        with_one & set(_FRAMEWORKS)
+    )
