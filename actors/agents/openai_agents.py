@@ -128,12 +128,7 @@ class ActorsMCPServer(MCPServer):
             tool_input_guardrails=tool_input_guardrails,
             tool_output_guardrails=tool_output_guardrails,
         )
-        if isinstance(source, Toolbox):
-            if namespaces is not None or timeout is not None:
-                raise TypeError("namespaces and timeout are the Toolbox's: give them to it")
-            self.toolbox = source
-        else:
-            self.toolbox = Toolbox(source, namespaces=namespaces, timeout=timeout)
+        self.toolbox = Toolbox.of(source, namespaces, timeout)
         self._name = name
         self._progress = progress
         self._prompt_names = NameMap()

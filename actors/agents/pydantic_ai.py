@@ -98,12 +98,7 @@ class McpActorsToolset(AbstractToolset[Any]):
         retryable: Collection[ErrorType] = RETRYABLE,
         progress: bool = True,
     ) -> None:
-        if isinstance(source, Toolbox):
-            if namespaces is not None or timeout is not None:
-                raise ValueError("a Toolbox has its own namespaces and timeout: set them there")
-            self.toolbox = source
-        else:
-            self.toolbox = Toolbox(source, namespaces=namespaces, timeout=timeout)
+        self.toolbox = Toolbox.of(source, namespaces, timeout)
         self._id = id
         self.max_retries = max_retries
         self.retryable = frozenset(retryable)

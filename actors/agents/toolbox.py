@@ -54,6 +54,22 @@ class Toolbox:
     included); ``timeout`` is each call's (None: the server's ``callTimeout``).
     """
 
+    @classmethod
+    def of(
+        cls,
+        source: AsyncRuntime | Toolbox,
+        namespaces: Collection[str] | None = None,
+        timeout: float | None = None,
+    ) -> Toolbox:
+        """A toolbox over ``source``: a runtime's (``namespaces`` and ``timeout`` as given), or
+        the toolbox itself, which has its own (giving them again is a `TypeError`). How every
+        adapter takes either."""
+        if isinstance(source, Toolbox):
+            if namespaces is not None or timeout is not None:
+                raise TypeError("namespaces and timeout are the Toolbox's own: pass them to Toolbox()")
+            return source
+        return cls(source, namespaces=namespaces, timeout=timeout)
+
     def __init__(
         self,
         runtime: AsyncRuntime,

@@ -445,7 +445,7 @@ def test_a_toolbox_brings_its_own_namespaces(agent_config: dict[str, Any]) -> No
     runtime = AsyncRuntime.start(agent_config)  # not entered: a toolset is only configuration
     box = Toolbox(runtime, namespaces=["beta"])
     assert McpActorsToolset(box, id="mine").toolbox is box
-    with pytest.raises(ValueError, match="Toolbox"):
+    with pytest.raises(TypeError, match="Toolbox"):
         McpActorsToolset(box, namespaces=["alpha"])
 
 

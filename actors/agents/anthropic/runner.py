@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ from anthropic.types.beta.beta_tool_result_block_param import Content as BetaCon
 from actors.agents.answers import ToolAnswer
 from actors.agents.anthropic.content import result_content, tool_param, tool_result
 from actors.agents.toolbox import Toolbox
-from actors.runtime.async_facade import AsyncProgress
+from actors.runtime.async_facade import AsyncProgress, AsyncRuntime
 from actors.runtime.messages import OnProgress
 from actors.tools import ErrorType, ToolResult
 
@@ -46,8 +46,14 @@ class _ToolUse:
 class AnthropicTools:
     """A `Toolbox`'s tools for the Messages API: `tools` to declare, `run`/`reply` to answer."""
 
-    def __init__(self, toolbox: Toolbox) -> None:
-        self.toolbox = toolbox
+    def __init__(
+        self,
+        source: AsyncRuntime | Toolbox,
+        *,
+        namespaces: Collection[str] | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.toolbox = Toolbox.of(source, namespaces, timeout)
 
     async def tools(self) -> list[ToolParam]:
         """The ``tools`` of the next request, listed afresh (a list change shows here)."""

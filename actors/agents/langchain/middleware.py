@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Command
 
-from actors.agents.langchain.tools import McpActorsTool, toolbox_of
+from actors.agents.langchain.tools import McpActorsTool
 from actors.agents.toolbox import AgentTool, Toolbox
 from actors.runtime.async_facade import AsyncRuntime
 from actors.tools import ToolError
@@ -55,7 +55,7 @@ class McpActorsMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         namespaces: Collection[str] | None = None,
         timeout: float | None = None,
     ) -> None:
-        self.toolbox = toolbox_of(source, namespaces, timeout)
+        self.toolbox = Toolbox.of(source, namespaces, timeout)
         self.tools: list[BaseTool] = []  # none at build time: each model call lists afresh
         self._listed: list[McpActorsTool] = []
         # Every tool listed so far, by name, as last listed: one the model saw on an earlier turn

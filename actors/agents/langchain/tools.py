@@ -53,7 +53,6 @@ __all__ = [
     "ToolProgress",
     "content_blocks",
     "langchain_tools",
-    "toolbox_of",
 ]
 
 logger = logging.getLogger(__name__)
@@ -150,7 +149,7 @@ async def langchain_tools(
 ) -> list[BaseTool]:
     """The runtime's tools now, as LangChain tools (``namespaces``, ``timeout``: `Toolbox`'s, for
     a runtime). For an agent that should see list changes, use `McpActorsMiddleware`."""
-    toolbox = toolbox_of(source, namespaces, timeout)
+    toolbox = Toolbox.of(source, namespaces, timeout)
     return [McpActorsTool.of(toolbox, declared) for declared in await toolbox.tools()]
 
 
@@ -225,13 +224,3 @@ def _stream_writer() -> StreamWriter | None:
         return get_stream_writer()
     except (RuntimeError, KeyError):
         return None
-
-
-def toolbox_of(
-    source: AsyncRuntime | Toolbox, namespaces: Collection[str] | None, timeout: float | None
-) -> Toolbox:
-    if isinstance(source, Toolbox):
-        if namespaces is not None or timeout is not None:
-            raise TypeError("namespaces and timeout are the Toolbox's own: pass them to Toolbox()")
-        return source
-    return Toolbox(source, namespaces=namespaces, timeout=timeout)
