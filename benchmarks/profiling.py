@@ -52,6 +52,7 @@ class _Stamps:
 def _patched(stamps: _Stamps) -> Iterator[None]:  # noqa: PLR0915 - one wrapper per hop
     """Wrap the hot-path methods so each stamps its hop (restored on exit)."""
     from actors.mcp import adapter as adapter_mod
+    from actors.runtime import calls as calls_mod
     from actors.runtime import registry as registry_mod
     from actors.runtime import server as server_mod
     from actors.tools import check as check_mod
@@ -125,12 +126,13 @@ def _patched(stamps: _Stamps) -> Iterator[None]:  # noqa: PLR0915 - one wrapper 
     from mcp import Client
 
     patch(registry_mod.RegistryActor, "_route", sync_before("registry"))
-    patch(server_mod.ServerActor, "_on_call", sync_before("server"))
-    patch(check_mod, "validate_inputs", validate)
+    # The first message the server actor handles in a call's record is the call itself.
+    patch(server_mod.ServerActor, "_handle", sync_before("server"))
+    patch(check_mod, "check_call", validate)
     patch(adapter_mod.MCPToolAdapter, "invoke_future", sync_after("submitted"))
     patch(adapter_mod.MCPToolAdapter, "_invoke", async_around("loop", "result"))
     patch(Client, "call_tool", client_call)
-    patch(server_mod, "settle", sync_before("settled"))
+    patch(calls_mod, "settle", sync_before("settled"))
     try:
         yield
     finally:
