@@ -28,19 +28,24 @@ from actors.mcp.config import (
 )
 
 __all__ = [
+    "AccessKeys",
+    "AuditKeys",
     "BuiltinConfig",
     "ClusterKeys",
     "ClusterServerKeys",
     "ConfigError",
     "GatewayKeys",
     "GatewayServerKeys",
+    "LimitKeys",
+    "RateKeys",
     "RuntimeConfig",
+    "ToolLimitKeys",
     "load_config",
 ]
 
 
 # The keys of this runtime; "$schema" is an editor's hint, harmless.
-_RUNTIME_KEYS = ("mcpServers", "servers", "defaults", "builtin", "toolSearch", "$schema")
+_RUNTIME_KEYS = ("mcpServers", "servers", "defaults", "builtin", "toolSearch", "access", "$schema")
 
 # Top-level keys other hosts write into the same file: ignored with a warning, so their files load
 # unchanged. The value says whose key it is, and what the user should know beyond "ignored".
@@ -134,6 +139,66 @@ class ClusterKeys(BaseModel):
         return keys is not None and keys.affinity == "single"
 
 
+# ---- "access": who may use the gateway, and how much (`actors.gateway.access`) ---------------
+
+
+class AuditKeys(BaseModel):
+    """``access.audit``: a record of every request (`actors.gateway.access.audit`)."""
+
+    model_config = _SECTION
+
+    file: str | None = Field(default=None, min_length=1)
+    """Where the JSON lines go: ``"-"`` for stdout (HTTP gateway only), else a file appended to.
+    None: kept in memory only (the recent records, for the operator's page)."""
+    arguments: StrictBool | list[str] = False
+    """Record the arguments themselves (secrets redacted) of these: ``"ns"``, ``"ns/*"``,
+    ``"ns/name"`` or ``"*"``; true for every request. Otherwise only their digest."""
+    redact: list[str] = Field(default_factory=list)
+    """Argument keys whose values are never recorded, beside those that look like secrets."""
+    keep: int = Field(default=200, ge=0, le=10_000)
+    """How many recent records are kept in memory."""
+
+
+class RateKeys(BaseModel):
+    """A token bucket: ``rate`` requests per ``per``, up to ``burst`` at once."""
+
+    model_config = _SECTION
+
+    rate: float = Field(gt=0, allow_inf_nan=False)
+    per: Literal["second", "minute", "hour"] = "second"
+    burst: int | None = Field(default=None, ge=1)
+    """The most requests at once (the bucket's size). None: ``rate``, at least 1."""
+
+
+class ToolLimitKeys(BaseModel):
+    """The limits of one tool (or of ``ns/*``, ``*``): per user, and all users together."""
+
+    model_config = _SECTION
+
+    per_user: RateKeys | None = None
+    all: RateKeys | None = None
+
+
+class LimitKeys(BaseModel):
+    """``access.limits`` (`actors.gateway.access.limits`)."""
+
+    model_config = _SECTION
+
+    per_user: RateKeys | None = None
+    """Each principal's whole request rate over HTTP (refused with HTTP 429)."""
+    tools: dict[str, ToolLimitKeys] = Field(default_factory=dict)
+    """Tool calls, by ``"ns/tool"``, ``"ns/*"`` or ``"*"`` (the most specific applies)."""
+
+
+class AccessKeys(BaseModel):
+    """The gateway's ``access`` section. Read by `actors.gateway.access` only."""
+
+    model_config = _SECTION
+
+    audit: AuditKeys = Field(default_factory=AuditKeys)
+    limits: LimitKeys = Field(default_factory=LimitKeys)
+
+
 def _cluster_rules(name: str, server: ServerConfig, keys: ClusterServerKeys) -> list[ConfigProblem]:
     """What the cluster's keys need of the runtime's keys."""
     if keys.affinity == "single" and not server.lazy_start:
@@ -157,6 +222,8 @@ class RuntimeConfig(BaseModel):
     """The gateway's per-server keys (``prefix``)."""
     cluster: ClusterKeys = Field(default_factory=ClusterKeys)
     """The cluster's per-server keys (``affinity``)."""
+    access: AccessKeys = Field(default_factory=AccessKeys)
+    """Who may use the gateway and how much: audit, limits (``"access"``)."""
     source: str | None = None
     """Where the configuration came from, for messages."""
     warnings: tuple[str, ...] = ()
@@ -315,6 +382,15 @@ def load_config(
             for p in config_problems(None, exc)
         )
 
+    access = AccessKeys()
+    try:
+        access = AccessKeys.model_validate(data.get("access", {}))
+    except ValidationError as exc:
+        problems.extend(
+            ConfigProblem(server=None, key=f"access.{p.key}", message=p.message)
+            for p in config_problems(None, exc)
+        )
+
     tool_search = data.get("toolSearch", False)
     if not isinstance(tool_search, bool):
         problems.append(ConfigProblem(server=None, key="toolSearch", message="must be true or false"))
@@ -335,6 +411,7 @@ def load_config(
         tool_search=tool_search,
         gateway=gateway,
         cluster=cluster,
+        access=access,
         source=origin,
         warnings=tuple(warnings),
     )
