@@ -9,13 +9,15 @@ Code) are ignored with a warning, so their files load unchanged.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from actors.mcp.config import (
@@ -30,6 +32,7 @@ from actors.mcp.config import (
 __all__ = [
     "AccessKeys",
     "AuditKeys",
+    "AuthKeys",
     "BuiltinConfig",
     "ClusterKeys",
     "ClusterServerKeys",
@@ -190,11 +193,76 @@ class LimitKeys(BaseModel):
     """Tool calls, by ``"ns/tool"``, ``"ns/*"`` or ``"*"`` (the most specific applies)."""
 
 
+def _url(value: str | None, key: str, *, tls: bool = True) -> str | None:
+    """``value`` if it is an http(s) URL without a fragment; with ``tls``, plain http only to a
+    loopback host (OAuth 2.1 wants TLS everywhere else)."""
+    if value is None:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
+        raise ValueError(f"{key} must be an http(s) URL without a #fragment")
+    host = parts.hostname
+    if tls and parts.scheme == "http" and host != "localhost" and not _is_loopback_ip(host):
+        raise ValueError(f"{key} must be https (plain http only on loopback)")
+    return value
+
+
+def _is_loopback_ip(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+JWTAlgorithm = Literal[
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"
+]
+"""Public-key signatures only: never ``none``, never an HMAC keyed with the issuer's public key."""
+
+
+class AuthKeys(BaseModel):
+    """``access.auth``: the HTTP gateway as an OAuth 2.1 resource server (`actors.gateway.access`):
+    JWT access tokens from ``issuer``, for ``audience`` (default ``resource``), with ``scopes``."""
+
+    model_config = _SECTION
+
+    issuer: str
+    resource: str
+    """The gateway's public URL of ``/mcp`` (RFC 8707/9728): what tokens are for."""
+    audience: str | None = Field(default=None, min_length=1)
+    """The ``aud`` tokens carry, when the issuer names the gateway otherwise than ``resource``."""
+    scopes: list[str] = Field(default_factory=list)
+    """Every token must hold all of them (refused 403 ``insufficient_scope`` otherwise)."""
+    jwks_uri: str | None = None
+    """The issuer's keys, when its metadata does not say where."""
+    algorithms: list[JWTAlgorithm] = Field(default=["RS256", "PS256", "ES256", "EdDSA"], min_length=1)
+    leeway: float = Field(default=30.0, ge=0, le=300)
+    """Seconds of clock skew allowed on ``exp`` and ``nbf``."""
+
+    @field_validator("issuer", "jwks_uri", "resource")
+    @classmethod
+    def _urls(cls, value: str | None, info: Any) -> str | None:
+        return _url(value, to_camel(info.field_name), tls=info.field_name != "resource")
+
+    @field_validator("scopes")
+    @classmethod
+    def _scopes(cls, value: list[str]) -> list[str]:
+        if any(not s or any(c.isspace() or c in '"\\' for c in s) for s in value):
+            raise ValueError("each scope must be a word without spaces or quotes")
+        return value
+
+    @property
+    def expected_audience(self) -> str:
+        return self.audience or self.resource
+
+
 class AccessKeys(BaseModel):
     """The gateway's ``access`` section. Read by `actors.gateway.access` only."""
 
     model_config = _SECTION
 
+    auth: AuthKeys | None = None
+    """OAuth 2.1 access tokens (else the static token, or none on loopback)."""
     audit: AuditKeys = Field(default_factory=AuditKeys)
     limits: LimitKeys = Field(default_factory=LimitKeys)
 
