@@ -265,6 +265,9 @@ class AccessKeys(BaseModel):
     """OAuth 2.1 access tokens (else the static token, or none on loopback)."""
     audit: AuditKeys = Field(default_factory=AuditKeys)
     limits: LimitKeys = Field(default_factory=LimitKeys)
+    policy: str | None = Field(default=None, min_length=1)
+    """A Cedar policy file (`actors.gateway.access.policy`), relative to the config file: who may
+    see and use which servers, tools, resources and prompts. None: everyone everything."""
 
 
 def _cluster_rules(name: str, server: ServerConfig, keys: ClusterServerKeys) -> list[ConfigProblem]:
