@@ -89,7 +89,7 @@ class Principal:
     client_id: str | None = None
     groups: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()
-    claims: Mapping[str, Any] = field(default=_EMPTY, compare=False)
+    claims: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False)
     credential: str | None = field(default=None, repr=False, compare=False)
 
     @property
