@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 import anyio
+from pydantic import ValidationError
 
-from actors.config import RuntimeConfig
+from actors.config import AuthKeys, RuntimeConfig
+from actors.gateway.access.guard import Guard
 from actors.gateway.gateway import Gateway
 from actors.gateway.reload import ConfigReloader
 from actors.gateway.rounds import KEY_ENV
@@ -46,6 +48,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP on HOST:PORT (path /mcp)")
     parser.add_argument(
         "--token-file", metavar="FILE", help=f"the bearer token clients must send (default: ${ENV_TOKEN})"
+    )
+    parser.add_argument(
+        "--issuer",
+        metavar="URL",
+        help='accept OAuth access tokens (JWTs) from this issuer (or "access": {"auth": {"issuer": ...}})',
+    )
+    parser.add_argument(
+        "--resource-url",
+        metavar="URL",
+        help="the gateway's public URL of /mcp, that tokens must be for (access.auth.resource)",
     )
     parser.add_argument(
         "--no-cache", action="store_true", help="do not keep what servers list on disk (the schema cache)"
@@ -125,12 +137,7 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
     cache = None if args.no_cache else SchemaCache()
     try:
         address = _address(args.http) if args.http else None
-        token = _token(args.token_file)
-        if address is not None and not is_loopback(address[0]) and not token:
-            raise HTTPRefused(
-                f"serving on {address[0]} (not loopback) needs a bearer token: "
-                f"set ${ENV_TOKEN} or --token-file"
-            )
+        config, token = _authentication(args, config, address)
         if args.watch and config.source is None:
             raise ValueError("--watch needs a config file (--config FILE)")
         if (args.cluster or args.advertise) and address is None:
@@ -155,13 +162,14 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
         print(f"error: --cluster: {exc}", file=err)
         return 2
     with contextlib.ExitStack() as stack:
-        bus = affinity = None
+        bus = affinity = replica_secret = None
         if replica is not None:
             stack.enter_context(replica)
             replica.prepare(config)
             cache, bus = replica.store, replica.bus
+            replica_secret = _replica_secret(replica, token, config.access.auth)
             # Entered before the gateway, so left after it: leases go once their servers stopped.
-            affinity = stack.enter_context(_affinity(replica, token, args.lease_ttl))
+            affinity = stack.enter_context(_affinity(replica, replica_secret or token, args.lease_ttl))
         # Replicas share the key that seals 2026-07-28 clients' requestState: a retry may
         # reach any of them. The environment's key, when set, is everyone's already.
         sealing = replica.shared_secret("request-state") if replica and not os.environ.get(KEY_ENV) else None
@@ -173,21 +181,55 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
                 bus=bus,
                 affinity=affinity,
                 request_state_key=sealing,
-                authenticated=bool(token),
+                authenticated=bool(token) or config.access.auth is not None,
             )
         )
         if replica is not None:
             replica.attach(gateway)
         stack.enter_context(_reloading(gateway, args))
+        # Built here, off the loop: it makes the HTTP client (and SSL context) for the issuer.
+        guard = Guard.build(config.access.auth, token, replica_secret) if address is not None else None
         try:
             with _terminable():
                 if address is None:
                     anyio.run(serve_stdio, gateway)
                 else:
-                    anyio.run(serve_http, gateway, address[0], address[1], token, metrics)
+                    anyio.run(serve_http, gateway, address[0], address[1], token, metrics, guard)
         except (KeyboardInterrupt, SystemExit):
             pass  # Ctrl-C or SIGTERM: a requested stop; leaving the block stops every server
     return 0
+
+
+def _authentication(
+    args: argparse.Namespace, config: RuntimeConfig, address: tuple[str, int] | None
+) -> tuple[RuntimeConfig, str | None]:
+    """The config with the command line's issuer, and the static token; refused off loopback
+    with neither."""
+    token = _token(args.token_file)
+    config = _with_auth(config, args.issuer, args.resource_url)
+    if address is not None and not is_loopback(address[0]) and not token and config.access.auth is None:
+        raise HTTPRefused(
+            f"serving on {address[0]} (not loopback) needs a bearer token: "
+            f"set ${ENV_TOKEN} or --token-file (or an issuer: --issuer, access.auth)"
+        )
+    return config, token
+
+
+def _with_auth(config: RuntimeConfig, issuer: str | None, resource: str | None) -> RuntimeConfig:
+    """``config`` with ``--issuer`` and ``--resource-url`` over its ``access.auth`` keys."""
+    if issuer is None and resource is None:
+        return config
+    keys = config.access.auth.model_dump() if config.access.auth is not None else {}
+    keys |= {k: v for k, v in (("issuer", issuer), ("resource", resource)) if v is not None}
+    if "issuer" not in keys or "resource" not in keys:
+        raise ValueError("an issuer needs the gateway's resource URL: give --issuer and --resource-url")
+    try:
+        auth = AuthKeys.model_validate(keys)
+    except ValidationError as exc:
+        raise ValueError(
+            "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+        ) from None
+    return config.model_copy(update={"access": config.access.model_copy(update={"auth": auth})})
 
 
 def _replica(
@@ -207,6 +249,18 @@ def _replica(
     elif ":" in host:
         host = f"[{host}]"
     return ClusterReplica.start(url, advertise or f"http://{host}:{port}/mcp")
+
+
+def _replica_secret(replica: ClusterReplica, token: str | None, auth: AuthKeys | None) -> str | None:
+    """The credential replicas forward requests to each other with, shared through Redis (the
+    caller goes along in each request: `actors.gateway.access.principal`). None without
+    authentication (nothing to prove), or when Redis cannot say (then: the static token)."""
+    if not token and auth is None:
+        return None
+    shared = replica.shared_secret("replicas")
+    if shared is None and not token:
+        logger.error("cluster: no replica credential from Redis: requests forwarded here will be refused")
+    return shared.decode() if shared is not None else None
 
 
 def _affinity(replica: ClusterReplica, token: str | None, ttl: float | None) -> Affinity:

@@ -1,16 +1,17 @@
 """Serving a `Gateway`: over stdio (what a host's ``command`` entry starts) or Streamable HTTP.
 
-HTTP security: binding anything but loopback requires a bearer token (refused at start
-otherwise); on loopback the SDK's DNS-rebinding protection checks ``Host`` and ``Origin`` on
-``/mcp``, and the other routes refuse a foreign ``Host`` too. ``/healthz`` reports each server's
-state as JSON without waking any; with a token configured, a probe without it (a load balancer's,
-a Kubernetes readiness check) learns only that the gateway is up.
+HTTP security: binding anything but loopback requires authentication (refused at start
+otherwise): OAuth access tokens from an issuer (``access.auth``), or the static bearer token;
+both go through the SDK's bearer middleware (`actors.gateway.access.guard`). On loopback the SDK's
+DNS-rebinding protection checks ``Host`` and ``Origin`` on ``/mcp``, and the other routes refuse a
+foreign ``Host`` too. ``/healthz`` reports each server's state as JSON without waking any; with
+authentication, a probe without it (a load balancer's, a Kubernetes readiness check) learns only
+that the gateway is up.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -25,8 +26,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Mount, Route, request_response
 
+from actors.gateway.access.guard import Guard
 from actors.gateway.gateway import Gateway
 from actors.gateway.pipes import stdio_pipes
 
@@ -75,27 +77,6 @@ async def serve_stdio(gateway: Gateway) -> None:
         logger.info("gateway: the client closed its end of the pipes")
 
 
-class _BearerToken:
-    """Refuses requests (other than ``/healthz``) without ``Authorization: Bearer <token>``;
-    marks in the scope whether a ``/healthz`` request had it."""
-
-    def __init__(self, app: _ASGI, token: str) -> None:
-        self._app = app
-        self._expected = f"Bearer {token}".encode()
-
-    async def __call__(self, scope: _Scope, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            authorized = hmac.compare_digest(given, self._expected)
-            if scope.get("path") == "/healthz":
-                scope.setdefault("state", {})[_AUTHORIZED] = authorized
-            elif not authorized:
-                response = JSONResponse({"error": "a bearer token is required"}, status_code=401)
-                await response(scope, receive, send)
-                return
-        await self._app(scope, receive, send)
-
-
 class _LoopbackHosts:
     """Refuses a request whose ``Host`` is not this loopback address (DNS rebinding) on the
     routes the SDK's own check does not cover (``/healthz``, ``/metrics``)."""
@@ -129,19 +110,23 @@ class _MCPFirst:
             await self._app(scope, receive, send)
 
 
-_AUTHORIZED = "mcp_actors_authorized"
-
-
 Metrics = Callable[[], bytes]
 """Renders the metrics as Prometheus text."""
 
 
 def http_app(
-    gateway: Gateway, host: str, port: int, token: str | None = None, metrics: Metrics | None = None
+    gateway: Gateway,
+    host: str,
+    port: int,
+    token: str | None = None,
+    metrics: Metrics | None = None,
+    guard: Guard | None = None,
 ) -> Any:
     """The gateway as an ASGI app: MCP on ``/mcp``, ``/healthz`` beside it, and ``/metrics``
-    (Prometheus text) when ``metrics`` is given."""
-    if not is_loopback(host) and not token:
+    (Prometheus text) when ``metrics`` is given. ``guard`` authenticates every request (a
+    ``token`` alone: the static token's guard)."""
+    guard = guard or Guard.build(None, token)
+    if not is_loopback(host) and guard is None:
         raise HTTPRefused(
             f"serving on {host} (not loopback) needs a bearer token: set MCP_ACTORS_TOKEN or --token-file"
         )
@@ -154,11 +139,14 @@ def http_app(
             allowed_origins=[f"http://{allowed}" for allowed in hosts],
         )
     mcp_app = gateway.server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=host, transport_security=security
+        streamable_http_path=MCP_PATH,
+        host=host,
+        transport_security=security,
+        **(guard.sdk_options() if guard is not None else {}),
     )
 
     async def healthz(request: Request) -> JSONResponse:
-        if token and not request.scope.get("state", {}).get(_AUTHORIZED, False):
+        if guard is not None and not guard.authorized(request.scope):
             # Names and errors of servers are not for anyone who can reach the port.
             return JSONResponse({"status": "ok"})
         # The facade waits on the registry: off the loop, like every blocking call here.
@@ -179,23 +167,46 @@ def http_app(
             body = await anyio.to_thread.run_sync(render)
             return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
 
-        routes.append(Route("/metrics", exposition))
+        # Behind the guard like /mcp: it must hold the same token (and scopes).
+        guarded: Any = guard.require(request_response(exposition)) if guard is not None else exposition
+        routes.append(Route("/metrics", guarded))
     routes.append(Mount("/", app=mcp_app))
-    app: Any = _MCPFirst(Starlette(routes=routes, lifespan=mcp_app.router.lifespan_context), mcp_app)
+    outer: Any = Starlette(routes=routes, lifespan=mcp_app.router.lifespan_context)
+    app: Any = (
+        _MCPFirst(guard.challenges(guard.authenticate(outer)), guard.protect(mcp_app))
+        if guard is not None
+        else _MCPFirst(outer, mcp_app)
+    )
     if is_loopback(host):
         app = _LoopbackHosts(app, hosts)
-    return _BearerToken(app, token) if token else app
+    return app
 
 
 async def serve_http(
-    gateway: Gateway, host: str, port: int, token: str | None = None, metrics: Metrics | None = None
+    gateway: Gateway,
+    host: str,
+    port: int,
+    token: str | None = None,
+    metrics: Metrics | None = None,
+    guard: Guard | None = None,
 ) -> None:
     """Serve Streamable HTTP on ``host:port`` until cancelled."""
-    app = http_app(gateway, host, port, token, metrics)
+    guard = guard or Guard.build(None, token)
+    app = http_app(gateway, host, port, token, metrics, guard)
     gateway.bind(asyncio.get_running_loop())
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="on", timeout_keep_alive=KEEP_ALIVE
     )
     server = uvicorn.Server(config)
     logger.info("gateway: serving on http://%s:%d/mcp", host, port)
-    await server.serve()
+    # Not in a task group: the SystemExit of a SIGTERM must leave as it is, not in a group.
+    loop = asyncio.get_running_loop()
+    prefetch = loop.create_task(guard.prefetch(), name="issuer keys") if guard is not None else None
+    try:
+        await server.serve()
+    finally:
+        if prefetch is not None:
+            prefetch.cancel()
+        if guard is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await guard.aclose()
