@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from actors.mcp.config import ServerConfig
 
-__all__ = ["MASK", "Redactor"]
+__all__ = ["MASK", "Redactor", "config_secrets"]
 
 MASK = "***"
 
@@ -40,9 +40,7 @@ class Redactor:
     @classmethod
     def for_config(cls, config: ServerConfig) -> Redactor:
         """The secrets of ``config``: env values, header values, the OAuth client secret."""
-        oauth = config.oauth
-        secret = [oauth.client_secret] if oauth is not None and oauth.client_secret else []
-        return cls([*config.env.values(), *config.headers.values(), *secret])
+        return cls(config_secrets(config))
 
     def __call__(self, text: str) -> str:
         for secret in self._secrets:
@@ -52,3 +50,11 @@ class Redactor:
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
+
+
+def config_secrets(config: ServerConfig) -> list[str]:
+    """What is taken for a secret in a server's entry: env values, header values, the OAuth
+    client secret (one `Redactor` may hold those of several servers: the gateway's audit)."""
+    oauth = config.oauth
+    secret = [oauth.client_secret] if oauth is not None and oauth.client_secret else []
+    return [*config.env.values(), *config.headers.values(), *secret]

@@ -1,0 +1,209 @@
+"""`AuditSink`: the audit's writer thread, its bounded queue, its file, and its recent records.
+
+The gateway's loop only puts an event in the queue (`submit`, never blocking). The writer thread
+takes what is queued in batches, has each event made into a record (``finish``: the digest, the
+redaction, the JSON), keeps the last ``keep`` records in memory, appends the batch to the file
+(``"-"``: stdout) and flushes it, so a crash of the process loses at most the batch in hand.
+When the queue is full the event is dropped and counted; the writer says so in the log (once a
+second at most), so a slow disk costs records, never a request's time.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Generic, Protocol, TextIO, TypeVar
+
+__all__ = ["DEFAULT_CAPACITY", "STDOUT", "AuditSink", "Line"]
+
+logger = logging.getLogger(__name__)
+
+STDOUT = "-"
+"""``"file": "-"``: the records go to stdout (the HTTP gateway's; over stdio it carries MCP)."""
+DEFAULT_CAPACITY = 10_000
+"""Events queued at most for the writer."""
+
+_BATCH = 256
+_POLL = 0.5
+"""Seconds the writer waits for an event before it looks whether it should stop."""
+_REPORT_EVERY = 1.0
+_CLOSE_TIMEOUT = 10.0
+
+
+class Line(Protocol):
+    """A record the sink can write: one JSON line."""
+
+    def line(self) -> str: ...
+
+
+_Event = TypeVar("_Event")
+_Record = TypeVar("_Record", bound=Line)
+
+
+class AuditSink(Generic[_Event, _Record]):
+    """Writes audit records as JSON lines on a thread of its own.
+
+    Who owns what: the queue and the drop counter are shared (thread-safe); the file, once
+    `start` opened it on the caller's thread, is the writer thread's alone; the recent records
+    (immutable `AuditRecord` values) are kept under a lock and read from any thread.
+    """
+
+    def __init__(
+        self,
+        file: str | None,
+        *,
+        keep: int,
+        finish: Callable[[_Event], _Record],
+        capacity: int = DEFAULT_CAPACITY,
+        stdout: TextIO | None = None,
+    ) -> None:
+        self._path = file
+        self._finish = finish
+        self._stdout = stdout
+        self._queue: queue.Queue[_Event] = queue.Queue(maxsize=capacity)
+        self._lock = threading.Lock()
+        self._recent: collections.deque[_Record] = collections.deque(maxlen=keep)
+        self._dropped = 0
+        self._reported = 0
+        self._submitted = 0
+        self._done = 0
+        self._written = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._out: TextIO | None = None
+        self._failing = False
+        self._last_report = 0.0
+        self._thread = threading.Thread(target=self._run, name="mcp-actors-audit", daemon=True)
+
+    def start(self) -> AuditSink[_Event, _Record]:
+        """Open the file for appending (raising `OSError` if it cannot be) and start writing."""
+        if self._path == STDOUT:
+            self._out = self._stdout or sys.stdout
+        elif self._path is not None:
+            path = Path(self._path).expanduser()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._out = path.open("a", encoding="utf-8")
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Write what is queued, then stop the thread and close the file. Idempotent."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(_CLOSE_TIMEOUT)
+        out, self._out = self._out, None
+        if out is not None and self._path != STDOUT:
+            out.close()
+
+    def submit(self, event: _Event) -> bool:
+        """Queue ``event`` for the writer; False (and counted) if the queue is full."""
+        try:
+            self._queue.put_nowait(event)
+        except queue.Full:
+            with self._lock:
+                self._dropped += 1
+            return False
+        with self._lock:
+            self._submitted += 1
+        return True
+
+    @property
+    def dropped(self) -> int:
+        with self._lock:
+            return self._dropped
+
+    def recent(self, limit: int | None = None) -> tuple[_Record, ...]:
+        with self._lock:
+            records = tuple(self._recent)
+        return records if limit is None else records[max(0, len(records) - limit) :]
+
+    def wait_written(self, timeout: float) -> bool:
+        """Wait until every event queued so far is written (or failed to be)."""
+        deadline = time.monotonic() + timeout
+        with self._written:
+            target = self._submitted
+            while self._done < target:
+                left = deadline - time.monotonic()
+                if left <= 0 or not self._thread.is_alive():
+                    return self._done >= target
+                self._written.wait(left)
+            return True
+
+    # ---- the writer's thread ----------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            try:
+                first = self._queue.get(timeout=_POLL)
+            except queue.Empty:
+                self._report_drops()
+                if self._stop.is_set():
+                    return
+                continue
+            batch = [first]
+            while len(batch) < _BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            self._write(batch)
+            self._report_drops()
+
+    def _write(self, batch: list[_Event]) -> None:
+        lines = []
+        records = []
+        for event in batch:
+            try:
+                record = self._finish(event)
+            except Exception:
+                # A record that cannot be made (a bug): said once per batch, the others written.
+                logger.exception("audit: a record could not be made; it is left out")
+                continue
+            records.append(record)
+            lines.append(record.line() + "\n")
+        self._put(lines)
+        with self._written:
+            self._recent.extend(records)
+            self._done += len(batch)
+            self._written.notify_all()
+
+    def _put(self, lines: list[str]) -> None:
+        out = self._out
+        if out is None or not lines:
+            return
+        try:
+            out.write("".join(lines))
+            out.flush()
+        except (OSError, ValueError) as exc:
+            if not self._failing:
+                logger.error(
+                    "audit: cannot write to %s (%s); records are kept in memory only", self._path, exc
+                )
+            self._failing = True
+            return
+        if self._failing:
+            logger.warning("audit: writing to %s again", self._path)
+            self._failing = False
+
+    def _report_drops(self) -> None:
+        with self._lock:
+            dropped = self._dropped
+        if dropped > self._reported and self._may_report():
+            logger.warning(
+                "audit: %d records dropped so far (%d since the last report): the writer fell behind",
+                dropped,
+                dropped - self._reported,
+            )
+            self._reported = dropped
+
+    def _may_report(self) -> bool:
+        now = time.monotonic()
+        if now - self._last_report < _REPORT_EVERY:
+            return False
+        self._last_report = now
+        return True
