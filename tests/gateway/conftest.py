@@ -88,11 +88,15 @@ class GatewayProcess:
         token: str | None = None,
         extra_args: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
+        port: int | None = None,
     ) -> None:
         self.config = config
         self.folder = folder
         self.host = host
         self.port = 0
+        self._port = port
+        """The port to serve on (a free one by default): known before it starts, for a config
+        that names the gateway's own URL."""
         self.token = token
         self.extra_args = extra_args
         self.env = env or {}
@@ -109,7 +113,7 @@ class GatewayProcess:
         return self.process.pid
 
     def start(self) -> GatewayProcess:
-        self.port = free_port()
+        self.port = self._port or free_port()
         extra = {"MCP_ACTORS_TOKEN": self.token} if self.token else {}
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(

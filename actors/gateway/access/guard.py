@@ -78,12 +78,16 @@ class Guard:
             keys = IssuerKeys(auth.issuer, http_client(default_ssl_context()), jwks_uri=auth.jwks_uri)
             jwt = JWTVerifier(auth, keys)
             verifiers.append(jwt)
-            settings = AuthSettings(
-                issuer_url=AnyHttpUrl(auth.issuer),
-                resource_server_url=AnyHttpUrl(auth.resource),
-                required_scopes=list(auth.scopes) or None,
-                # The verifier sets ``resource`` only for a token whose audience is this gateway.
-                validate_token_resource=True,
+            # From strings, so that the settings keep them as written (no "/" added to an empty
+            # path): clients compare the issuer of the metadata exactly (RFC 8414 3.3).
+            settings = AuthSettings.model_validate(
+                {
+                    "issuer_url": auth.issuer,
+                    "resource_server_url": auth.resource,
+                    "required_scopes": list(auth.scopes) or None,
+                    # The verifier sets ``resource`` only for a token whose audience is this gateway.
+                    "validate_token_resource": True,
+                }
             )
             if token:
                 logger.warning("access: the static token is accepted beside the issuer's tokens")
