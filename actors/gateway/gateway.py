@@ -24,7 +24,7 @@ import asyncio
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
@@ -32,6 +32,8 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus
 from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
 
 from actors.config import RuntimeConfig, load_config
+from actors.gateway.access.gate import AccessGate
+from actors.gateway.access.policy_file import load_policy
 from actors.gateway.broadcasts import KINDS, Broadcasts, kind_of
 from actors.gateway.external import ExternalNames
 from actors.gateway.forwarding import Forwarding, ServerLogs
@@ -49,6 +51,9 @@ from actors.mcp.config import ServerConfig
 from actors.runtime import Runtime
 from actors.runtime.messages import StartServer, StopServer
 from actors.runtime.schema_cache import SchemaCache
+
+if TYPE_CHECKING:
+    from actors.gateway.access.policy import Policy
 
 __all__ = ["AffinityRouter", "Gateway"]
 
@@ -88,6 +93,9 @@ class Gateway:
         request_state_key: bytes | None = None,
         authenticated: bool = False,
     ) -> None:
+        # Read and checked first, off the loop: a policy that does not load starts nothing.
+        self.gate = AccessGate(load_policy(config))
+        """Every request passes it: the policy (``access.policy``) decides who sees and uses what."""
         self._tool_search_option = tool_search
         """``tool_search`` given here overrides the config's ``toolSearch``, also across reloads."""
         self._serving = Serving(
@@ -119,9 +127,10 @@ class Gateway:
             rounds = InputRounds(requests, self._handoff, held)
             # Per caller: behind a bearer token, or with per-user affinity (see `CacheHints`).
             cache_hints = CacheHints(per_caller=authenticated or affinity is not None)
-            self._tools = Tools(requests, self._forwarding, self._now, rounds, cache_hints)
-            self._resources = Resources(requests, self._handoff, bus, affinity, cache_hints)
-            self._prompts = Prompts(requests, self._now, self._resources.owner_of, rounds, cache_hints)
+            gate = self.gate
+            self._tools = Tools(requests, self._forwarding, self._now, rounds, cache_hints, gate)
+            self._resources = Resources(requests, self._handoff, bus, affinity, cache_hints, gate)
+            self._prompts = Prompts(requests, self._now, self._resources.served_by, rounds, cache_hints, gate)
             self.server: Server[Any] = build_server(
                 Handlers(
                     list_tools=self._tools.list_tools,
@@ -210,6 +219,14 @@ class Gateway:
                 self._broadcasts.lists_changed("", kind)
         elif searching != before.tool_search:
             self._broadcasts.lists_changed("", "tools")
+
+    def adopt_policy(self, policy: Policy | None) -> None:
+        """Decide by ``policy`` from now on (a reload, before its servers change); clients are
+        told the lists changed if what each may see did. On a host thread."""
+        if self.gate.adopt(policy):
+            logger.info("access: %s", f"the policy {policy.source} in force" if policy else "no policy")
+            for kind in KINDS:
+                self._broadcasts.lists_changed("", kind)
 
     # ---- serving ---------------------------------------------------------------------------
 

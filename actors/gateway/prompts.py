@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from actors.gateway import hints
-from actors.gateway.conversion import prompt, protocol_error
+from actors.gateway.access.gate import AccessGate, Admission, refusal_error
+from actors.gateway.access.principal import principal_of
+from actors.gateway.access.uses import Use
+from actors.gateway.conversion import is_not_offered, prompt, protocol_error
 from actors.gateway.input_rounds import InputRounds
 from actors.gateway.rounds import Held
 from actors.gateway.routing import Requests, Serving
@@ -29,21 +32,25 @@ class Prompts:
         self,
         requests: Requests,
         serving: Callable[[], Serving],
-        owner_of: Callable[[str], Any],
+        served_by: Callable[[str], Awaitable[tuple[str, str | None]]],
         rounds: InputRounds,
         cache_hints: hints.CacheHints,
+        gate: AccessGate,
     ) -> None:
         self._requests = requests
         self._serving = serving
-        self._owner_of = owner_of
-        """The namespace serving a resource URI (`actors.gateway.resources.Resources.owner_of`)."""
+        self._served_by = served_by
+        """The namespace serving a resource URI, and its template
+        (`actors.gateway.resources.Resources.served_by`)."""
         self._rounds = rounds
         self._hints = cache_hints
+        self._gate = gate
 
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
         self._requests.seen(ctx)
         asked = ListPrompts()
         prompts: list[PromptSpec] = await self._requests.ask(asked)
+        prompts = await self._gate.visible(principal_of(ctx), prompts, _use)
         names = self._serving().names
         answer = [prompt(p, names) for p in prompts]
         return types.ListPromptsResult(prompts=answer, **self._hints.of(ctx, hints.listed(asked)))
@@ -51,9 +58,18 @@ class Prompts:
     async def _internal(self, external: str) -> tuple[str, str]:
         name = await self._requests.internal(self._serving(), external, ListPrompts(refresh=False))
         if name is None:
-            raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {external}")
+            raise _unknown(external)
         namespace, _, bare = name.partition("/")
         return namespace, bare
+
+    def _answer(self, external: str) -> Callable[[ToolResult], types.GetPromptResult]:
+        def answer(result: ToolResult) -> types.GetPromptResult:
+            if self._gate.polices and is_not_offered(result):
+                # The backend's hint would name prompts the caller may not see (`Tools._answer`).
+                raise _unknown(external)
+            return _prompt_answer(result)
+
+        return answer
 
     async def get_prompt(
         self, ctx: Any, params: types.GetPromptRequestParams
@@ -62,32 +78,41 @@ class Prompts:
             return await self._rounds.resume(ctx, "prompts/get", params)  # type: ignore[no-any-return]
         namespace, name = await self._internal(params.name)
         arguments = dict(params.arguments or {})
-        if self._rounds.applies(ctx, namespace):
+        answer = self._answer(params.name)
+        async with self._gate.guard(principal_of(ctx), Use.prompt(namespace, name, arguments)) as admission:
+            _check(admission, params.name)
+            if self._rounds.applies(ctx, namespace):
 
-            def held(inputs: CallInputs) -> GetPrompt:
-                return GetPrompt(namespace, name, arguments, inputs=inputs)
+                def held(inputs: CallInputs) -> GetPrompt:
+                    return GetPrompt(namespace, name, arguments, inputs=inputs)
 
-            answer = await self._rounds.start(
-                ctx, namespace, held, Held("prompts/get", namespace, _prompt_answer)
-            )
-            return answer  # type: ignore[no-any-return]
-        return _prompt_answer(
-            await self._requests.request(ctx, namespace, GetPrompt(namespace, name, arguments))
-        )
+                started = await self._rounds.start(
+                    ctx, namespace, held, Held("prompts/get", namespace, answer)
+                )
+                return started  # type: ignore[no-any-return]
+            return answer(await self._requests.request(ctx, namespace, GetPrompt(namespace, name, arguments)))
 
     async def complete(self, ctx: Any, params: types.CompleteRequestParams) -> types.CompleteResult:
         ref = params.ref
         if isinstance(ref, types.PromptReference):
             namespace, name = await self._internal(ref.name)
             backend_ref: dict[str, Any] = {"type": "ref/prompt", "name": name}
+            completed, unknown = Use.prompt(namespace, name), _unknown(ref.name)
         else:
-            namespace = await self._owner_of(ref.uri)
+            namespace, serving = await self._served_by(ref.uri)
             backend_ref = {"type": "ref/resource", "uri": ref.uri}
+            completed = Use.read(namespace, ref.uri, serving)
+            unknown = MCPError(types.INVALID_PARAMS, f"Resource not found: {ref.uri}")
         argument = {"name": params.argument.name, "value": params.argument.value}
         context = dict(params.context.arguments or {}) if params.context is not None else None
-        result = await self._requests.request(
-            ctx, namespace, Complete(namespace, backend_ref, argument, context)
-        )
+        async with self._gate.guard(principal_of(ctx), completed.completing()) as admission:
+            if admission.hidden:
+                raise unknown  # a completion of what the caller may not see: as of what is not
+            if admission.refused:
+                raise refusal_error(admission)
+            result = await self._requests.request(
+                ctx, namespace, Complete(namespace, backend_ref, argument, context)
+            )
         if not result.success:
             raise protocol_error(result)
         return types.CompleteResult(
@@ -99,3 +124,19 @@ def _prompt_answer(result: ToolResult) -> types.GetPromptResult:
     if not result.success:
         raise protocol_error(result)
     return types.GetPromptResult.model_validate(result.output or {"messages": []})
+
+
+def _use(spec: PromptSpec) -> Use:
+    return Use.prompt(spec.namespace, spec.prompt_name)
+
+
+def _unknown(external: str) -> MCPError:
+    return MCPError(types.INVALID_PARAMS, f"Unknown prompt: {external}")
+
+
+def _check(admission: Admission, external: str) -> None:
+    """Raise what a denied ``prompts/get`` is answered with (`Resources`' ``_check``)."""
+    if admission.hidden:
+        raise _unknown(external)
+    if admission.refused:
+        raise refusal_error(admission)

@@ -18,15 +18,21 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from actors.config import ConfigError, RuntimeConfig, load_config
+from actors.gateway.access.policy_file import load_policy, policy_file
 from actors.gateway.gateway import Gateway
+
+if TYPE_CHECKING:
+    from actors.gateway.access.policy import Policy
 
 __all__ = ["ConfigReloader", "ReloadOutcome", "ReloadPlan", "plan_reload"]
 
 logger = logging.getLogger(__name__)
 
 _THREAD_NAME = "mcp-actors-reload"
+_Stat = tuple[int, int, int] | None
 _JOIN_TIMEOUT = 30.0
 
 
@@ -137,12 +143,10 @@ class ConfigReloader:
                 # The thread must outlive any one reload: the next change is tried afresh.
                 logger.exception("reload: %s could not be reloaded", self.path)
 
-    def _signature(self) -> tuple[int, int, int] | None:
-        try:
-            stat = os.stat(self.path)
-        except OSError:
-            return None
-        return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    def _signature(self) -> tuple[_Stat, _Stat]:
+        """The config file's, and the policy file's it names: a change of either reloads."""
+        policy = policy_file(self.gateway.config)
+        return (_stat(self.path), _stat(policy) if policy is not None else None)
 
     def reload(self) -> ReloadOutcome:
         """Read the file and apply what changed, now, on the caller's thread (never an event
@@ -151,18 +155,22 @@ class ConfigReloader:
             self._seen = self._signature()
             try:
                 wanted = load_config(self.path)
+                policy = load_policy(wanted)
             except ConfigError as exc:
                 logger.error("reload: %s does not load; the running config is kept:\n%s", self.path, exc)
                 outcome = ReloadOutcome(ReloadPlan(), problem=str(exc))
             else:
-                outcome = self._apply(wanted)
+                outcome = self._apply(wanted, policy)
         if self._on_reload is not None:
             self._on_reload(outcome)
         return outcome
 
-    def _apply(self, wanted: RuntimeConfig) -> ReloadOutcome:
+    def _apply(self, wanted: RuntimeConfig, policy: Policy | None) -> ReloadOutcome:
         gateway = self.gateway
         running = gateway.config
+        # The new policy first: every request from now on is decided by it, the servers'
+        # requests included while they change.
+        gateway.adopt_policy(policy)
         plan = plan_reload(running, wanted)
         servers = dict(running.servers)
         failed: list[str] = []
@@ -196,3 +204,11 @@ class ConfigReloader:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def _stat(path: str | os.PathLike[str]) -> tuple[int, int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)

@@ -9,15 +9,18 @@ backend update is published on the bus once.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 import mcp_types as types
 from mcp.server.subscriptions import ListenHandler, SubscriptionBus
 from mcp.shared.exceptions import MCPError
-from mcp.shared.subscriptions import ResourceUpdated
+from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
 
 from actors.gateway import hints
+from actors.gateway.access.gate import AccessGate, Admission, refusal_error
+from actors.gateway.access.principal import Principal, principal_of
+from actors.gateway.access.uses import Action, Use
 from actors.gateway.conversion import protocol_error, resource, template, template_pattern
 from actors.gateway.handoff import LoopHandoff
 from actors.gateway.routing import AffinityRouter, Requests
@@ -51,9 +54,11 @@ class Resources:
         bus: SubscriptionBus,
         affinity: AffinityRouter | None,
         cache_hints: hints.CacheHints,
+        gate: AccessGate,
     ) -> None:
         self._requests = requests
         self._hints = cache_hints
+        self._gate = gate
         self._handoff = handoff
         self._bus = bus
         self._affinity = affinity
@@ -66,6 +71,7 @@ class Resources:
         self._requests.seen(ctx)
         asked = ListResources()
         resources: list[ResourceSpec] = await self._requests.ask(asked)
+        resources = await self._gate.visible(principal_of(ctx), resources, _resource_use)
         answer = [resource(r) for r in resources]
         return types.ListResourcesResult(resources=answer, **self._hints.of(ctx, hints.listed(asked)))
 
@@ -73,29 +79,38 @@ class Resources:
         self._requests.seen(ctx)
         asked = ListResourceTemplates()
         templates: list[ResourceTemplateSpec] = await self._requests.ask(asked)
+        templates = await self._gate.visible(principal_of(ctx), templates, _template_use)
         answer = [template(t) for t in templates]
         fields = self._hints.of(ctx, hints.listed(asked))
         return types.ListResourceTemplatesResult(resource_templates=answer, **fields)
 
     async def owner_of(self, uri: str) -> str:
-        """The namespace serving ``uri``: one that lists it, else one whose template matches it
-        (a lookup: from what the registry knows, never waiting for a stale list)."""
+        """The namespace serving ``uri`` (see `served_by`)."""
+        namespace, _ = await self.served_by(uri)
+        return namespace
+
+    async def served_by(self, uri: str) -> tuple[str, str | None]:
+        """The namespace serving ``uri``, and the URI template it is served by: a server that
+        lists it (None), else one whose template matches it (a lookup: from what the registry
+        knows, never waiting for a stale list)."""
         resources: list[ResourceSpec] = await self._requests.ask(ListResources(refresh=False))
         for spec in resources:
             if spec.uri == uri:
-                return spec.namespace
+                return spec.namespace, None
         templates: list[ResourceTemplateSpec] = await self._requests.ask(ListResourceTemplates(refresh=False))
         for known in templates:
             if template_pattern(known.uri_template).fullmatch(uri):
-                return known.namespace
-        raise MCPError(types.INVALID_PARAMS, f"Resource not found: {uri}")
+                return known.namespace, known.uri_template
+        raise _not_found(uri)
 
     async def read_resource(
         self, ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
-        namespace = await self.owner_of(uri)
-        result = await self._requests.request(ctx, namespace, ReadResource(namespace, uri))
+        namespace, serving = await self.served_by(uri)
+        async with self._gate.guard(principal_of(ctx), Use.read(namespace, uri, serving)) as admission:
+            _check(admission, uri)
+            result = await self._requests.request(ctx, namespace, ReadResource(namespace, uri))
         if not result.success:
             raise protocol_error(result)
         answer = types.ReadResourceResult.model_validate(result.output or {"contents": []})
@@ -105,18 +120,21 @@ class Resources:
     async def subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
         self._requests.seen(ctx)
         uri = str(params.uri)
-        await self.owner_of(uri)  # a URI nobody serves is the client's error
-        key = (id(ctx.session), uri)
-        if key in self._subscribers:
-            return types.EmptyResult()
-        # One backend subscription per URI, shared with listen streams (`_watch`).
-        self._subscribers[key] = ctx.session
-        try:
-            await self._watches.hold([uri])
-        except BaseException:
-            self._subscribers.pop(key, None)
-            self._watches.release([uri])
-            raise
+        namespace, serving = await self.served_by(uri)  # a URI nobody serves is the client's error
+        use = Use.read(namespace, uri, serving, Action.SUBSCRIBE)
+        async with self._gate.guard(principal_of(ctx), use) as admission:
+            _check(admission, uri)
+            key = (id(ctx.session), uri)
+            if key in self._subscribers:
+                return types.EmptyResult()
+            # One backend subscription per URI, shared with listen streams (`_watch`).
+            self._subscribers[key] = ctx.session
+            try:
+                await self._watches.hold([uri])
+            except BaseException:
+                self._subscribers.pop(key, None)
+                self._watches.release([uri])
+                raise
         return types.EmptyResult()
 
     async def unsubscribe(self, ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
@@ -130,11 +148,33 @@ class Resources:
     ) -> types.SubscriptionsListenResult:
         # 2026-07-28: the resources a stream names are followed at their backends while it lasts.
         uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
+        listen = self._listen
+        if self._gate.polices and uris:
+            withheld = await self._withheld(principal_of(ctx), uris)
+            if withheld:
+                # Acknowledged as asked, as a URI nobody serves is, but never followed or told.
+                uris = [uri for uri in uris if uri not in withheld]
+                listen = ListenHandler(_Withholding(self._bus, withheld))
         try:
             await self._watches.hold(uris)
-            return await self._listen(ctx, params)
+            return await listen(ctx, params)
         finally:
             self._watches.release(uris)
+
+    async def _withheld(self, principal: Principal, uris: list[str]) -> frozenset[str]:
+        """The ``uris`` ``principal`` may not subscribe to (a URI nobody serves is not one)."""
+        uses: dict[str, Use] = {}
+        for uri in uris:
+            try:
+                namespace, serving = await self.served_by(uri)
+            except MCPError:
+                continue
+            uses[uri] = Use.read(namespace, uri, serving, Action.SUBSCRIBE)
+        withheld = set(uses)
+        for uri, use in uses.items():
+            if (await self._gate.admit(principal, use)).allowed:
+                withheld.discard(uri)
+        return frozenset(withheld)
 
     async def _watch(self, uri: str) -> Followed | None:
         try:
@@ -169,3 +209,43 @@ class Resources:
         for (_, subscribed), session in list(self._subscribers.items()):
             if subscribed == uri:
                 self._handoff.start(session.send_resource_updated(uri))
+
+
+def _not_found(uri: str) -> MCPError:
+    return MCPError(types.INVALID_PARAMS, f"Resource not found: {uri}")
+
+
+def _check(admission: Admission, uri: str) -> None:
+    """Raise what a denied use of ``uri`` is answered with: what the caller may not see is not
+    found; what they may see says the rules."""
+    if admission.hidden:
+        raise _not_found(uri)
+    if admission.refused:
+        raise refusal_error(admission)
+
+
+def _resource_use(spec: ResourceSpec) -> Use:
+    return Use.read(spec.namespace, spec.uri)
+
+
+def _template_use(spec: ResourceTemplateSpec) -> Use:
+    return Use.listed_template(spec.namespace, spec.uri_template)
+
+
+class _Withholding:
+    """A listen stream's view of the bus without the updates of ``uris`` (what its caller may
+    not subscribe to). On the loop, like the bus's listeners."""
+
+    def __init__(self, bus: SubscriptionBus, uris: Collection[str]) -> None:
+        self._bus = bus
+        self._uris = frozenset(uris)
+
+    async def publish(self, event: ServerEvent) -> None:
+        await self._bus.publish(event)
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        def deliver(event: ServerEvent) -> None:
+            if not (isinstance(event, ResourceUpdated) and event.uri in self._uris):
+                listener(event)
+
+        return self._bus.subscribe(deliver)

@@ -15,14 +15,17 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from actors.gateway import hints
-from actors.gateway.conversion import refused, tool, tool_answer
+from actors.gateway.access.gate import AccessGate, refused_call
+from actors.gateway.access.principal import principal_of
+from actors.gateway.access.uses import Use
+from actors.gateway.conversion import is_not_offered, refused, tool, tool_answer
 from actors.gateway.forwarding import Forwarding
 from actors.gateway.input_rounds import InputRounds
 from actors.gateway.rounds import Held
 from actors.gateway.routing import Requests, Serving
 from actors.gateway.search import CALL_TOOL, DEFAULT_LIMIT, MAX_LIMIT, META_TOOLS, SEARCH_TOOLS, ToolIndex
 from actors.runtime.messages import CallTool, ListTools
-from actors.tools import ErrorType, ToolSpec
+from actors.tools import ErrorType, ToolResult, ToolSpec
 
 __all__ = ["Tools"]
 
@@ -38,12 +41,14 @@ class Tools:
         serving: Callable[[], Serving],
         rounds: InputRounds,
         cache_hints: hints.CacheHints,
+        gate: AccessGate,
     ) -> None:
         self._requests = requests
         self._forwarding = forwarding
         self._serving = serving
         self._rounds = rounds
         self._hints = cache_hints
+        self._gate = gate
 
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         self._requests.seen(ctx)
@@ -52,6 +57,7 @@ class Tools:
             return types.ListToolsResult(tools=list(META_TOOLS), **self._hints.of(ctx, hints.OWN_VIEW))
         asked = ListTools()
         specs: list[ToolSpec] = await self._requests.ask(asked)
+        specs = await self._gate.visible(principal_of(ctx), specs, _use)
         answer = [tool(spec, serving.names) for spec in specs]
         return types.ListToolsResult(tools=answer, **self._hints.of(ctx, hints.listed(asked)))
 
@@ -65,17 +71,30 @@ class Tools:
             return await self._rounds.resume(ctx, "tools/call", params)  # type: ignore[no-any-return]
         name = await self._requests.internal(serving, params.name, ListTools(refresh=False))
         if name is None:
-            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+            raise _unknown(params.name)
         namespace, _, bare = name.partition("/")
-        token = (ctx.meta or {}).get("progress_token") if isinstance(ctx.meta, Mapping) else None
-        progress = self._forwarding.progress_sender(ctx, token) if token is not None else None
-        call = CallTool(namespace, bare, dict(params.arguments or {}), progress=progress)
-        if self._rounds.applies(ctx, namespace):
-            external = params.name
-            held = Held("tools/call", namespace, lambda result: tool_answer(result, external))
-            return await self._rounds.start(ctx, namespace, call.with_inputs, held)  # type: ignore[no-any-return]
-        result = await self._requests.request(ctx, namespace, call)
-        return tool_answer(result, params.name)
+        arguments = dict(params.arguments or {})
+        async with self._gate.guard(principal_of(ctx), Use.call(namespace, bare, arguments)) as admission:
+            if admission.hidden:
+                raise _unknown(params.name)  # as for a tool that does not exist
+            if admission.refused:
+                return refused_call(admission)
+            token = (ctx.meta or {}).get("progress_token") if isinstance(ctx.meta, Mapping) else None
+            progress = self._forwarding.progress_sender(ctx, token) if token is not None else None
+            call = CallTool(namespace, bare, arguments, progress=progress)
+            if self._rounds.applies(ctx, namespace):
+                external = params.name
+                held = Held("tools/call", namespace, lambda result: self._answer(result, external))
+                return await self._rounds.start(ctx, namespace, call.with_inputs, held)  # type: ignore[no-any-return]
+            result = await self._requests.request(ctx, namespace, call)
+            return self._answer(result, params.name)
+
+    def _answer(self, result: ToolResult, external: str) -> types.CallToolResult:
+        if self._gate.polices and is_not_offered(result):
+            # Under a policy the backend's hint (the tools it offers) would name what the
+            # caller may not see: a tool it does not offer reads as one the caller may not see.
+            raise _unknown(external)
+        return tool_answer(result, external)
 
     async def _meta_tool(
         self, ctx: Any, params: types.CallToolRequestParams
@@ -104,6 +123,7 @@ class Tools:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             return refused(ErrorType.VALIDATION, f"'limit' must be a whole number from 1, got {limit!r}")
         specs: list[ToolSpec] = await self._requests.ask(ListTools())
+        specs = await self._gate.visible(principal_of(ctx), specs, _use)
         names = self._serving().names
         entries = [(names.external(spec.name), spec) for spec in specs]
         # Indexing a large catalog is CPU work: not on the loop every client is served on.
@@ -113,3 +133,11 @@ class Tools:
             content=[types.TextContent(type="text", text=json.dumps(found, ensure_ascii=False))],
             structured_content=found,
         )
+
+
+def _use(spec: ToolSpec) -> Use:
+    return Use.call(spec.namespace, spec.tool_name)
+
+
+def _unknown(external: str) -> MCPError:
+    return MCPError(types.INVALID_PARAMS, f"Unknown tool: {external}")
