@@ -30,7 +30,7 @@ import contextlib
 import logging
 import threading
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import mcp_types as types
@@ -148,6 +148,7 @@ class Affinity:
             return await local()  # unknown here: the runtime says so, as for any server
         name = lease_name(server)
         forwarded_by = _forwarded_by(ctx)
+        caller = self._gateway_now().caller_meta(ctx)
         loop = asyncio.get_running_loop()
         timeout = _timeout_of(message, server)
         deadline = loop.time() + timeout
@@ -175,7 +176,7 @@ class Affinity:
                         ErrorType.CONNECTION,
                         f"{namespace} moved to replica {claim.owner} while {forwarded_by} forwarded here",
                     )
-                result = await self._forward(namespace, message, claim.owner, timeout, relay)
+                result = await self._forward(namespace, message, claim.owner, timeout, relay, caller)
                 if result is not None and not is_unreachable(result):
                     return result
                 # The owner is gone (or unknown): its lease lapses within the TTL; then take it.
@@ -300,10 +301,17 @@ class Affinity:
             )
         config = self._gateway_now().config
         limit = max((server.call_timeout for server in config.servers.values()), default=60.0) + _SLACK
-        return await self.forwarder.resume(address, params, method, limit, relay)
+        caller = self._gateway_now().caller_meta(ctx)
+        return await self.forwarder.resume(address, params, method, limit, relay, caller)
 
     async def _forward(
-        self, namespace: str, message: ServerRequest, owner: str, timeout: float, relay: CallRelay | None
+        self,
+        namespace: str,
+        message: ServerRequest,
+        owner: str,
+        timeout: float,
+        relay: CallRelay | None,
+        caller: Mapping[str, Any],
     ) -> ToolResult | None:
         """``message`` sent to ``owner``; None when the owner has no address (its member key expired)."""
         try:
@@ -319,14 +327,14 @@ class Affinity:
             case CallTool(tool=tool, arguments=arguments, inputs=inputs):
                 external = names.external(f"{namespace}/{tool}")
                 return await self.forwarder.call_tool(
-                    address, external, dict(arguments), limit, inputs=inputs, relay=relay
+                    address, external, dict(arguments), limit, inputs=inputs, relay=relay, caller=caller
                 )
             case ReadResource(uri=uri):
-                return await self.forwarder.read_resource(address, uri, limit)
+                return await self.forwarder.read_resource(address, uri, limit, caller)
             case GetPrompt(prompt=prompt, arguments=arguments, inputs=inputs):
                 external = names.external(f"{namespace}/{prompt}")
                 return await self.forwarder.get_prompt(
-                    address, external, dict(arguments), limit, inputs=inputs, relay=relay
+                    address, external, dict(arguments), limit, inputs=inputs, relay=relay, caller=caller
                 )
             case Complete():
                 # Completions are hints: not worth a hop to another replica.

@@ -35,10 +35,10 @@ import logging
 import ssl
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import UnionType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 import httpx2
@@ -111,7 +111,10 @@ class _Link:
 
 
 class Forwarder:
-    """Sends requests to other replicas as this replica (``replica_id``), with ``token``."""
+    """Sends requests to other replicas as this replica (``replica_id``), with ``token`` (the
+    replicas' shared credential, or the static token). Each request carries its caller in its
+    ``_meta`` (``caller``, from the gateway: `ServedGateway.caller_meta`), for the owner to
+    serve it as that caller's."""
 
     def __init__(self, replica_id: str, token: str | None = None) -> None:
         self.replica_id = replica_id
@@ -213,12 +216,13 @@ class Forwarder:
         *,
         inputs: CallInputs | None = None,
         relay: CallRelay | None = None,
+        caller: Mapping[str, Any] | None = None,
     ) -> ToolResult:
         """``tools/call`` of ``name`` (the external name) at ``address``: its rounds of input
         answered by ``inputs``, its log messages and progress sent through ``relay``."""
         progress = relay.progress if relay is not None and relay.reports_progress else None
         rounds = functools.partial(tool_rounds, name=name, arguments=arguments, progress=progress)
-        return await self._in_rounds(address, timeout, rounds, tool_answer, inputs, relay)
+        return await self._in_rounds(address, timeout, rounds, tool_answer, inputs, relay, caller)
 
     async def get_prompt(
         self,
@@ -229,10 +233,11 @@ class Forwarder:
         *,
         inputs: CallInputs | None = None,
         relay: CallRelay | None = None,
+        caller: Mapping[str, Any] | None = None,
     ) -> ToolResult:
         """``prompts/get`` of ``name`` (the external name) at ``address``, as `call_tool`."""
         rounds = functools.partial(prompt_rounds, name=name, arguments=arguments)
-        return await self._in_rounds(address, timeout, rounds, prompt_answer, inputs, relay)
+        return await self._in_rounds(address, timeout, rounds, prompt_answer, inputs, relay, caller)
 
     async def _in_rounds(
         self,
@@ -242,9 +247,10 @@ class Forwarder:
         shape: Callable[[Any], ToolResult],
         inputs: CallInputs | None,
         relay: CallRelay | None,
+        caller: Mapping[str, Any] | None = None,
     ) -> ToolResult:
         async def send(client: Client) -> ToolResult:
-            answer = await self._tagged(relay, lambda meta: in_rounds(rounds(client), meta, inputs))
+            answer = await self._tagged(relay, lambda meta: in_rounds(rounds(client), meta, inputs), caller)
             return answer if isinstance(answer, ToolResult) else shape(answer)
 
         return await self._send(address, timeout, send, capability_names(relay))
@@ -256,6 +262,7 @@ class Forwarder:
         method: str,
         timeout: float,
         relay: CallRelay | None = None,
+        caller: Mapping[str, Any] | None = None,
     ) -> Any:
         """The retry ``params`` of a ``method`` request (``tools/call``, ``prompts/get``) held at
         ``address``, sent there as it is; the owner's answer as it is (another round, say).
@@ -272,7 +279,7 @@ class Forwarder:
             try:
                 answered.append(
                     await self._tagged(
-                        relay, lambda meta: rounds(params.input_responses, params.request_state, meta)
+                        relay, lambda meta: rounds(params.input_responses, params.request_state, meta), caller
                     )
                 )
             except MCPError as exc:
@@ -289,20 +296,29 @@ class Forwarder:
         raise MCPError(INTERNAL_ERROR, f"the replica holding this request could not take it: {result.error}")
 
     async def _tagged(
-        self, relay: CallRelay | None, send: Callable[[RequestParamsMeta], Awaitable[_R]]
+        self,
+        relay: CallRelay | None,
+        send: Callable[[RequestParamsMeta], Awaitable[_R]],
+        caller: Mapping[str, Any] | None = None,
     ) -> _R:
-        """``send(meta)`` with the ``_meta`` that tags the request for ``relay``."""
+        """``send(meta)`` with the ``_meta`` that tags the request for ``relay`` and names its
+        ``caller``."""
         tag, meta = self._tags.open(relay)
+        if caller:
+            meta = cast(RequestParamsMeta, {**meta, **caller})
         try:
             return await send(meta)
         finally:
             self._tags.close(tag)
 
-    async def read_resource(self, address: str, uri: str, timeout: float) -> ToolResult:
-        """``resources/read`` of ``uri`` at ``address``."""
+    async def read_resource(
+        self, address: str, uri: str, timeout: float, caller: Mapping[str, Any] | None = None
+    ) -> ToolResult:
+        """``resources/read`` of ``uri`` at ``address``, for ``caller``."""
 
         async def send(client: Client) -> ToolResult:
-            result = await client.read_resource(uri, cache_mode="bypass")
+            meta = cast(RequestParamsMeta, dict(caller)) if caller else None
+            result = await client.read_resource(uri, cache_mode="bypass", meta=meta)
             return ToolResult.ok(dumped(result))
 
         return await self._send(address, timeout, send)

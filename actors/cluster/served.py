@@ -6,7 +6,8 @@ gateway's class (`actors.gateway.Gateway` satisfies it structurally).
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from mcp.shared.subscriptions import ServerEvent
 
@@ -44,3 +45,7 @@ class ServedGateway(Protocol):
 
     def server_states(self, namespace: str, timeout: float) -> list[str]:
         """The states of ``namespace``'s server here (blocks)."""
+
+    def caller_meta(self, ctx: Any) -> Mapping[str, Any]:
+        """The ``_meta`` entries that carry the caller of the request ``ctx`` answers to the
+        replica it is forwarded to (empty without authentication)."""

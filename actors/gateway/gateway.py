@@ -34,6 +34,7 @@ from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
 from actors.config import RuntimeConfig, load_config
 from actors.gateway.access.gate import AccessGate
 from actors.gateway.access.policy_file import load_policy
+from actors.gateway.access.principal import caller_meta
 from actors.gateway.broadcasts import KINDS, Broadcasts, kind_of
 from actors.gateway.external import ExternalNames
 from actors.gateway.forwarding import Forwarding, ServerLogs
@@ -273,3 +274,8 @@ class Gateway:
     def server_states(self, namespace: str, timeout: float) -> list[str]:
         """The states of ``namespace``'s server here (blocks: not on the loop)."""
         return [status.state for status in self.runtime.status(namespace, timeout=timeout)]
+
+    def caller_meta(self, ctx: Any) -> dict[str, Any]:
+        """The ``_meta`` entry that carries the caller of the request ``ctx`` answers to the
+        replica it is forwarded to (`actors.gateway.access.principal.caller_meta`)."""
+        return caller_meta(ctx)

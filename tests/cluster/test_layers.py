@@ -36,5 +36,13 @@ def test_the_gateway_satisfies_the_protocol_the_cluster_is_typed_against() -> No
     from actors.gateway import Gateway
 
     wanted = {name for name in dir(ServedGateway) if not name.startswith("_")}
-    assert wanted == {"announce", "config", "in_flight", "names", "server_states", "stop_server"}
+    assert wanted == {
+        "announce",
+        "caller_meta",
+        "config",
+        "in_flight",
+        "names",
+        "server_states",
+        "stop_server",
+    }
     assert wanted <= set(dir(Gateway))
