@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 import anyio.to_thread
 import httpx2
-from jwt import PyJWK, PyJWKError
+from jwt import PyJWK, PyJWTError
 
 __all__ = [
     "MAX_AGE",
@@ -118,7 +118,7 @@ def parse_jwks(document: bytes) -> tuple[PublicKey, ...]:
             continue  # a shared secret ("oct") is never a key to check a public signature with
         try:
             built = PyJWK(dict(entry))
-        except (PyJWKError, ValueError, TypeError) as exc:
+        except (PyJWTError, ValueError, TypeError) as exc:
             logger.info("access: a key of the issuer's key set is not usable here: %s", exc)
             continue
         kid, alg, crv = entry.get("kid"), entry.get("alg"), entry.get("crv")
@@ -206,6 +206,11 @@ class IssuerKeys:
             current = await self._refresh()
             found = current.find(kid, alg) if current is not None else ()
         return found
+
+    @property
+    def held(self) -> bool:
+        """Whether a key set was ever fetched (else every token is refused for want of keys)."""
+        return self._set is not None
 
     async def prefetch(self) -> None:
         """Fetch the key set now (when the gateway starts: the first request need not wait)."""

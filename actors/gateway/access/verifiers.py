@@ -168,6 +168,8 @@ class JWTVerifier(TokenVerifier):
             if not isinstance(alg, str) or alg not in self._algorithms:
                 raise Refused(f"the token's algorithm {alg!r} is not accepted")
             keys = await self._keys.keys_for(kid if isinstance(kid, str) else None, alg)
+            if not keys and not self._keys.held:
+                raise Refused("the issuer's keys cannot be fetched now")
             if not keys:
                 raise Refused("the token is signed with a key the issuer does not list")
             claims = await anyio.to_thread.run_sync(self._decode, token, alg, keys, limiter=self._limiter)
