@@ -192,8 +192,14 @@ class ConfigReloader:
             servers[ns] = wanted.servers[ns]
         if wanted.builtin != running.builtin:
             logger.warning("reload: the built-in tools' settings change only when the gateway restarts")
+        if wanted.access.auth != running.access.auth:
+            logger.warning("reload: access.auth (the token issuer) changes only when the gateway restarts")
+        # The verifier serving now was built for the running issuer: its section stays with it.
+        access = wanted.access.model_copy(update={"auth": running.access.auth})
         # What runs now: a server that failed keeps its place for the next reload to try again.
-        gateway.adopt(wanted.model_copy(update={"servers": servers, "builtin": running.builtin}))
+        gateway.adopt(
+            wanted.model_copy(update={"servers": servers, "builtin": running.builtin, "access": access})
+        )
         for failure in failed:
             logger.error("reload: %s", failure)
         logger.info("reload: %s: %s", self.path, plan)

@@ -1,16 +1,20 @@
 """`principal_of` and `caller_meta` (`actors.gateway.access.principal`): each caller's subject,
 issuer, client, groups and scopes, as the SDK's bearer middleware leaves the verified token on the
 request (its `AuthenticatedUser`); the static token's one principal; a forwarded request's caller,
-trusted only on a replica's request."""
+trusted only on a replica's request. And a reload keeps the issuer the gateway verifies with."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
+from actors.gateway import Gateway
 from actors.gateway.access.principal import (
     FORWARDED_CALLER,
     LOCAL,
@@ -22,6 +26,7 @@ from actors.gateway.access.principal import (
     caller_meta,
     principal_of,
 )
+from actors.gateway.reload import ConfigReloader
 
 ISSUER = "https://id.example.com"
 
@@ -95,3 +100,18 @@ def test_a_forwarded_request_names_its_caller_and_only_a_replica_is_believed() -
     static = StaticAccess(token="s3cret", client_id="static", subject="static", scopes=[])
     assert principal_of(context(replica, caller_meta(context(static)))) is STATIC
     assert caller_meta(context(None)) == {}
+
+
+def test_a_reload_keeps_the_issuer_the_gateway_started_with(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    section = {"issuer": "https://id.example.com", "resource": "https://gw.example.com/mcp"}
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {}, "access": {"auth": section}}), "utf-8")
+    with Gateway.start(path) as gateway:
+        moved = {**section, "issuer": "https://elsewhere.example.com", "scopes": ["mcp"]}
+        path.write_text(json.dumps({"mcpServers": {}, "access": {"auth": moved}}), "utf-8")
+        assert ConfigReloader(gateway, path).reload().ok
+        assert gateway.config.access.auth is not None
+        assert gateway.config.access.auth.issuer == "https://id.example.com"
+        assert "access.auth (the token issuer) changes only when the gateway restarts" in caplog.text
