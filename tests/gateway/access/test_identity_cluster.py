@@ -1,7 +1,6 @@
 """Identity across replicas (issue 23, item 1): behind OAuth, a replica that forwards a request
 for a single-affinity server to the replica running it proves it is a replica (a credential the
-replicas share through Redis) and carries its caller; a client's own claim to be a forwarded
-caller is ignored.
+replicas share through Redis) and carries its caller, whom the owner's policy decides for.
 
 Real ``mcp-actors serve --http ... --cluster`` processes on a real Redis, tokens from a real
 issuer of ours; the replicas share one resource URL (a load balancer's) that tokens are for."""
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from tests.cluster.conftest import (  # noqa: F401 (fixtures)
     ReplicaFactory,
@@ -38,22 +38,37 @@ def issuer() -> Iterator[OIDCIssuer]:
         yield issuer
 
 
-def test_a_call_forwarded_to_the_owner_replica_authenticates(
-    tmp_path: Path, issuer: OIDCIssuer, replicas: ReplicaFactory  # noqa: F811 (the fixture)
+POLICY = """
+@id("dev-counts") permit (principal in Group::"dev", action in Action::"use", resource in Server::"counter");
+"""
+
+
+def test_a_call_forwarded_to_the_owner_replica_authenticates_as_its_caller(
+    tmp_path: Path,
+    issuer: OIDCIssuer,
+    replicas: ReplicaFactory,  # noqa: F811 (the fixture)
 ) -> None:
+    (tmp_path / "policy.cedar").write_text(POLICY)
     counter = stdio_server("counter_server", affinity="single")
-    config = write_config(tmp_path, {"counter": counter}, access={"auth": auth_keys(issuer, RESOURCE)})
+    access = {"auth": auth_keys(issuer, RESOURCE), "policy": "policy.cedar"}
+    config = write_config(tmp_path, {"counter": counter}, access=access)
     cluster = replicas(2, config, extra_args=("--lease-ttl", "2"))
-    token = issuer.mint(sub="alice", aud=RESOURCE, scope=SCOPE, groups=["dev"])
+    alice = issuer.mint(sub="alice", aud=RESOURCE, scope=SCOPE, groups=["dev"])
+    bob = issuer.mint(sub="bob", aud=RESOURCE, scope=SCOPE, groups=["ops"])
 
     async def calls() -> None:
-        async with RoundRobin([r.url for r in cluster], token=token) as clients:
+        async with RoundRobin([r.url for r in cluster], token=alice) as clients:
             results = [await clients.call_tool("counter__increment") for _ in range(6)]
             assert not any(r.is_error for r in results), results
-            # One process in the cluster counted all six: half of them were forwarded to it.
+            # One process in the cluster counted all six: half of them were forwarded to it, and
+            # the owner's policy let them through as alice's (a replica of its own is no "dev").
             counts = [(r.structured_content or {})["count"] for r in results]
             assert counts == list(range(1, 7)), counts
             assert len({(r.structured_content or {})["pid"] for r in results}) == 1
+        async with RoundRobin([r.url for r in cluster], token=bob) as clients:
+            for _ in cluster:  # not a tool bob may see, on either replica
+                with pytest.raises(MCPError, match="Unknown tool"):
+                    await clients.call_tool("counter__increment")
 
     anyio.run(calls)
     running = [r for r in cluster if r.servers()]
