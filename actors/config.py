@@ -28,6 +28,7 @@ from actors.mcp.config import (
     config_problems,
     server_entry,
 )
+from actors.mcp.per_user import PerUserKeys, TokenExchangeKeys, per_user_problems
 
 __all__ = [
     "AccessKeys",
@@ -100,6 +101,8 @@ class GatewayServerKeys(BaseModel):
     prefix: StrictBool = True
     """Through the gateway, name its tools and prompts ``namespace__name``; false keeps the
     server's own names (they must not collide with another unprefixed server's)."""
+    token_exchange: TokenExchangeKeys | None = None
+    """A remote per-user server's token, exchanged for each caller's (`actors.mcp.per_user`)."""
 
 
 class ClusterServerKeys(BaseModel):
@@ -107,9 +110,10 @@ class ClusterServerKeys(BaseModel):
 
     model_config = _SECTION
 
-    affinity: Literal["any", "single"] = "any"
+    affinity: Literal["any", "single", "user"] = "any"
     """Across gateway replicas (``serve --cluster``): ``any`` runs the server wherever a request
-    lands; ``single`` runs it on one replica at a time (it keeps state), the others forward to it."""
+    lands; ``single`` runs it on one replica at a time (it keeps state), the others forward to it;
+    ``user`` runs one instance per caller on each replica (`actors.gateway.access.per_user`)."""
 
 
 class GatewayKeys(BaseModel):
@@ -268,13 +272,15 @@ class AccessKeys(BaseModel):
     policy: str | None = Field(default=None, min_length=1)
     """A Cedar policy file (`actors.gateway.access.policy`), relative to the config file: who may
     see and use which servers, tools, resources and prompts. None: everyone everything."""
+    per_user: PerUserKeys = Field(default_factory=PerUserKeys)
+    """How many per-user instances (``"affinity": "user"``) a replica keeps, and how long."""
 
 
 def _cluster_rules(name: str, server: ServerConfig, keys: ClusterServerKeys) -> list[ConfigProblem]:
     """What the cluster's keys need of the runtime's keys."""
-    if keys.affinity == "single" and not server.lazy_start:
-        # Started eagerly, it would run on every replica at once: only a call may start it.
-        message = "'affinity' single needs lazyStart true (a call starts it where its lease is)"
+    if keys.affinity != "any" and not server.lazy_start:
+        # Started eagerly, it would run on every replica (for no caller): only a call may start it.
+        message = f"'affinity' {keys.affinity} needs lazyStart true (a call starts it where it runs)"
         return [ConfigProblem(server=name, key="affinity", message=message)]
     return []
 
@@ -396,7 +402,8 @@ def _servers(
         gateway_keys = parsed.sections[GatewayServerKeys]
         cluster_keys = parsed.sections[ClusterServerKeys]
         assert isinstance(gateway_keys, GatewayServerKeys) and isinstance(cluster_keys, ClusterServerKeys)
-        if found := _cluster_rules(server.name, server, cluster_keys):
+        found = per_user_problems(server, cluster_keys.affinity, gateway_keys.token_exchange)
+        if found := [*found, *_cluster_rules(server.name, server, cluster_keys)]:
             problems.extend(found)
             continue
         if not server.disabled:

@@ -43,7 +43,7 @@ TransportKind = Literal["stdio", "streamable-http", "sse"]
 OAuthGrant = Literal["authorization_code", "client_credentials", "identity_assertion"]
 ProtocolMode = Literal["legacy", "auto", "2026-07-28"]
 RestartPolicy = Literal["permanent", "transient", "temporary"]
-Affinity = Literal["any", "single"]
+Affinity = Literal["any", "single", "user"]
 
 _TRANSPORT_ALIASES: dict[str, TransportKind] = {
     "stdio": "stdio",
@@ -442,8 +442,9 @@ def server_entry(
         problems.append(ConfigProblem(server=name, key=None, message="must be an object"))
         return None
     fields: dict[str, Any] = dict(defaults)
+    section_keys = {to_camel(name) for model in sections for name in model.model_fields}
     for key, value in entry.items():
-        if key in _KNOWN_KEYS:
+        if key in _KNOWN_KEYS or key in section_keys:
             fields[key] = value
             if key in _CONNECTION_KEYS:
                 # Only VS Code can prompt for inputs: the server gets the text as written.
@@ -481,7 +482,8 @@ def server_entry(
         except ValidationError as exc:
             problems.extend(config_problems(name, exc))
             continue
-        fields.update(section.model_dump(by_alias=True))
+        # Copied back only where `ServerConfig` keeps a readable copy (``prefix``, ``affinity``).
+        fields.update(section.model_dump(by_alias=True, include=set(ServerConfig.model_fields)))
     try:
         server = ServerConfig.model_validate({"name": name, **fields})
     except ValidationError as exc:
