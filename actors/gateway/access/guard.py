@@ -49,7 +49,8 @@ _ASGI = Callable[[_Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitabl
 
 @dataclass(frozen=True)
 class Guard:
-    """The HTTP gateway's authentication: its verifier, and its OAuth settings when it has them."""
+    """The HTTP gateway's authentication: its verifier, and its OAuth settings when it has them.
+    Built on the command's thread, immutable after; its verifiers run on the gateway's loop."""
 
     verifier: Verifiers
     settings: AuthSettings | None

@@ -69,7 +69,7 @@ class KeysUnavailable(Exception):
 
 @dataclass(frozen=True, slots=True)
 class PublicKey:
-    """One signing key of the issuer's key set."""
+    """One signing key of the issuer's key set. An immutable value: any thread."""
 
     kid: str | None
     kty: str
@@ -89,7 +89,8 @@ class PublicKey:
 
 @dataclass(frozen=True, slots=True)
 class KeySet:
-    """The issuer's keys as fetched at ``fetched_at`` (monotonic seconds)."""
+    """The issuer's keys as fetched at ``fetched_at`` (monotonic seconds). An immutable value,
+    replaced whole: read on any thread."""
 
     keys: tuple[PublicKey, ...]
     fetched_at: float

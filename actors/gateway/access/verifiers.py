@@ -19,6 +19,7 @@ the request's ``WWW-Authenticate`` (`refusal`) and logged at debug level, never 
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import hmac
 import logging
 import time
@@ -94,7 +95,8 @@ class StaticTokenVerifier(TokenVerifier):
 
 
 class Verifiers(TokenVerifier):
-    """The first of ``verifiers`` that accepts a token (state is theirs)."""
+    """The first of ``verifiers`` that accepts a token. Holds nothing that changes (the state is
+    the verifiers'); runs where they run: on the gateway's loop."""
 
     def __init__(self, *verifiers: TokenVerifier) -> None:
         self._verifiers = verifiers
@@ -124,8 +126,9 @@ class JWTVerifier(TokenVerifier):
         self._keys = keys
         self._clock = clock
         self._algorithms = frozenset(auth.algorithms)
-        self._verdicts: OrderedDict[str, tuple[AccessToken | str, float]] = OrderedDict()
-        """Token -> the accepted token or why it was refused, and until when that stands."""
+        self._verdicts: OrderedDict[bytes, tuple[AccessToken | str, float]] = OrderedDict()
+        """Token digest -> the accepted token or why it was refused, and until when that stands
+        (by digest: a flood of long made-up tokens holds 32 bytes each)."""
         self._limiter = anyio.CapacityLimiter(_DECODERS)
 
     @property
@@ -134,24 +137,25 @@ class JWTVerifier(TokenVerifier):
 
     async def verify_token(self, token: str) -> AccessToken | None:
         now = self._clock()
-        cached = self._verdicts.get(token)
+        digest = hashlib.sha256(token[: _MAX_TOKEN + 1].encode()).digest()
+        cached = self._verdicts.get(digest)
         if cached is not None and now < cached[1]:
-            self._verdicts.move_to_end(token)
+            self._verdicts.move_to_end(digest)
             verdict = cached[0]
         else:
             verdict = await self._verdict(token)
             ttl = _REFUSED_FOR if isinstance(verdict, str) else _ACCEPTED_FOR
             expiry = verdict.expires_at if isinstance(verdict, AccessToken) else None
-            self._remember(token, verdict, min(now + ttl, expiry if expiry is not None else now + ttl))
+            self._remember(digest, verdict, min(now + ttl, expiry if expiry is not None else now + ttl))
         if isinstance(verdict, str):
             refusal.set(verdict)
             logger.debug("access: a token was refused: %s", verdict)
             return None
         return verdict
 
-    def _remember(self, token: str, verdict: AccessToken | str, until: float) -> None:
-        self._verdicts[token] = (verdict, until)
-        self._verdicts.move_to_end(token)
+    def _remember(self, digest: bytes, verdict: AccessToken | str, until: float) -> None:
+        self._verdicts[digest] = (verdict, until)
+        self._verdicts.move_to_end(digest)
         while len(self._verdicts) > _CACHED:
             self._verdicts.popitem(last=False)
 
