@@ -198,3 +198,11 @@ def test_serve_refuses_an_issuer_without_a_resource_url(tmp_path: Path) -> None:
     )
     assert done.returncode == 2, done.stderr
     assert "--resource-url" in done.stderr, done.stderr
+
+
+def test_off_loopback_an_issuer_is_enough_without_the_static_token(
+    issuer: OIDCIssuer, tmp_path: Path
+) -> None:
+    with oauth_gateway(tmp_path, issuer, host="0.0.0.0") as gateway:
+        assert post(gateway, None)[0] == 401
+        assert post(gateway, good(issuer, gateway))[0] == 200
