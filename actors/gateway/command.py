@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from actors.config import AuthKeys, RuntimeConfig
 from actors.gateway.access.guard import Guard
+from actors.gateway.access.per_user import without_per_user
 from actors.gateway.gateway import Gateway
 from actors.gateway.reload import ConfigReloader
 from actors.gateway.rounds import KEY_ENV
@@ -165,7 +166,7 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
         bus = affinity = replica_secret = None
         if replica is not None:
             stack.enter_context(replica)
-            replica.prepare(config)
+            replica.prepare(without_per_user(config))  # a per-user server is learnt by its copies
             cache, bus = replica.store, replica.bus
             replica_secret = _replica_secret(replica, token, config.access.auth)
             # Entered before the gateway, so left after it: leases go once their servers stopped.

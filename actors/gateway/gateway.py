@@ -33,6 +33,7 @@ from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
 
 from actors.config import RuntimeConfig, load_config
 from actors.gateway.access.gate import AccessGate
+from actors.gateway.access.per_user import PerUserServers, without_per_user
 from actors.gateway.access.policy_file import load_policy
 from actors.gateway.access.principal import caller_meta
 from actors.gateway.broadcasts import KINDS, Broadcasts, kind_of
@@ -112,7 +113,7 @@ class Gateway:
         self._broadcasts = Broadcasts(self._sessions, self._handoff, bus)
         self._forwarding = Forwarding(self._sessions, self._handoff)
         self.runtime = Runtime.start(
-            config,
+            without_per_user(config),  # their copies are registered per caller (`PerUserServers`)
             sampling=self._forwarding.sampling,
             elicitation=self._forwarding.elicitation,
             roots=self._forwarding.roots,
@@ -121,7 +122,11 @@ class Gateway:
         )
         try:
             self._routes = Routes(self.runtime.registry, self._handoff)
-            requests = Requests(self.runtime, self._sessions, self._handoff, self._routes, affinity)
+            self.per_user = PerUserServers(self.runtime, self._config, self._handoff, self._routes.forget)
+            """The per-user servers' copies, one per caller (``"affinity": "user"``)."""
+            requests = Requests(
+                self.runtime, self._sessions, self._handoff, self._routes, affinity, self.per_user
+            )
             replica = affinity.replica_id if affinity is not None else None
             seal = StateSeal(request_state_key) if request_state_key else None
             held = HeldCalls(self._handoff, seal, replica=replica)
@@ -180,6 +185,9 @@ class Gateway:
     def _now(self) -> Serving:
         return self._serving
 
+    def _config(self) -> RuntimeConfig:
+        return self._serving.config
+
     def _start_eager(self, servers: Iterable[ServerConfig]) -> None:
         """Start the servers configured with ``lazyStart: false``: no call would start them."""
         for server in servers:
@@ -214,6 +222,7 @@ class Gateway:
         searching = config.tool_search if self._tool_search_option is None else self._tool_search_option
         self._serving = Serving(config, names, searching)
         self._routes.reset()
+        self.per_user.adopt()
         self._start_eager(s for ns, s in config.servers.items() if before.config.servers.get(ns) != s)
         if before.config.servers != config.servers or before.config.gateway != config.gateway:
             for kind in KINDS:

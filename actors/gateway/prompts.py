@@ -49,7 +49,7 @@ class Prompts:
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
         self._requests.seen(ctx)
         asked = ListPrompts()
-        prompts: list[PromptSpec] = await self._requests.ask(asked)
+        prompts: list[PromptSpec] = await self._requests.ask(asked, ctx)
         prompts = await self._gate.visible(principal_of(ctx), prompts, _use)
         names = self._serving().names
         answer = [prompt(p, names) for p in prompts]

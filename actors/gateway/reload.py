@@ -185,7 +185,8 @@ class ConfigReloader:
             if ns in servers:
                 continue  # still running its old config: it could not be stopped
             try:
-                gateway.runtime.register_server(wanted.servers[ns])
+                if wanted.servers[ns].affinity != "user":  # a per-user server: copies, per caller
+                    gateway.runtime.register_server(wanted.servers[ns])
             except Exception as exc:
                 failed.append(f"{ns}: not registered: {exc}")
                 continue

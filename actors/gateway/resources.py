@@ -70,7 +70,7 @@ class Resources:
     async def list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
         self._requests.seen(ctx)
         asked = ListResources()
-        resources: list[ResourceSpec] = await self._requests.ask(asked)
+        resources: list[ResourceSpec] = await self._requests.ask(asked, ctx)
         resources = await self._gate.visible(principal_of(ctx), resources, _resource_use)
         answer = [resource(r) for r in resources]
         return types.ListResourcesResult(resources=answer, **self._hints.of(ctx, hints.listed(asked)))
@@ -78,7 +78,7 @@ class Resources:
     async def list_resource_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
         self._requests.seen(ctx)
         asked = ListResourceTemplates()
-        templates: list[ResourceTemplateSpec] = await self._requests.ask(asked)
+        templates: list[ResourceTemplateSpec] = await self._requests.ask(asked, ctx)
         templates = await self._gate.visible(principal_of(ctx), templates, _template_use)
         answer = [template(t) for t in templates]
         fields = self._hints.of(ctx, hints.listed(asked))

@@ -21,6 +21,7 @@ from mcp.server.connection import allowed_log_levels
 from mcp.shared.exceptions import MCPError
 
 from actors.config import RuntimeConfig
+from actors.gateway.access.per_user import PerUserServers, Routed
 from actors.gateway.client_inputs import ClientInputs
 from actors.gateway.external import ExternalNames
 from actors.gateway.handoff import LoopHandoff
@@ -34,6 +35,8 @@ from actors.runtime.messages import (
     CallTool,
     GetPrompt,
     ListPrompts,
+    ListResources,
+    ListResourceTemplates,
     ListTools,
     ResourceSubscription,
     ServerRequest,
@@ -46,6 +49,8 @@ if TYPE_CHECKING:
     from actors.cluster.served import ServedGateway
 
 __all__ = ["AffinityRouter", "Requests", "Routes", "Serving"]
+
+_LISTS = (ListTools, ListResources, ListResourceTemplates, ListPrompts)
 
 _T = TypeVar("_T")
 
@@ -143,6 +148,10 @@ class Routes:
         if generation == self._generation:
             self._routes[namespace] = route
 
+    def forget(self, namespace: str) -> None:
+        """Forget the route of ``namespace`` (on the loop): it was unregistered."""
+        self._routes.pop(namespace, None)
+
     def reset(self) -> None:
         """Forget every route (from any thread): the servers behind them may have changed."""
         if not self._handoff.call(self._reset):
@@ -157,7 +166,8 @@ class Requests:
     """Sends clients' requests to the runtime and waits for the answers, on the gateway's loop.
 
     Holds no state of its own: the requests in flight are in `Sessions`, the routes in `Routes`
-    (both owned by the loop).
+    (both owned by the loop), the per-user servers' copies in `PerUserServers` (the loop's too):
+    a request for a per-user server goes to its caller's copy, and a list shows each caller theirs.
     """
 
     def __init__(
@@ -167,22 +177,39 @@ class Requests:
         handoff: LoopHandoff,
         routes: Routes,
         affinity: AffinityRouter | None,
+        per_user: PerUserServers | None = None,
     ) -> None:
         self._runtime = runtime
         self._sessions = sessions
         self._handoff = handoff
         self._routes = routes
         self._affinity = affinity
+        self._per_user = per_user
 
     def seen(self, ctx: Any) -> None:
         """A request of a client arrived (on the loop)."""
         self._handoff.on_loop()
         self._sessions.seen(ctx)
 
-    async def ask(self, message: Any) -> Any:
-        """Send ``message`` to the registry and await its reply."""
+    async def ask(self, message: Any, ctx: Any | None = None) -> Any:
+        """Send ``message`` to the registry and await its reply. A list is as the caller of
+        ``ctx`` sees it (each per-user server from their copy); without ``ctx``, a look-up's."""
+        per_user = self._per_user if isinstance(message, _LISTS) else None
+        if per_user is not None and ctx is not None:
+            await per_user.prepare(ctx)
         self._runtime.registry.tell(message)
-        return await asyncio.wait_for(asyncio.wrap_future(message.reply), LIST_TIMEOUT)
+        answer = await asyncio.wait_for(asyncio.wrap_future(message.reply), LIST_TIMEOUT)
+        return per_user.view(ctx, answer) if per_user is not None else answer
+
+    async def _routed(self, ctx: Any, namespace: str, message: ServerRequest) -> Routed | ToolResult:
+        """``message`` as it is sent here: to its caller's copy of a per-user server."""
+        if self._per_user is None:
+            return Routed(namespace, message)
+        return await self._per_user.route(ctx, namespace, message)
+
+    def _answered(self, routed: Routed) -> None:
+        if self._per_user is not None:
+            self._per_user.done(routed.copy)
 
     async def request(self, ctx: Any, namespace: str, message: ServerRequest) -> ToolResult:
         """Send ``message``, or have the affinity router serve it here or on another replica
@@ -215,6 +242,8 @@ class Requests:
         """Await ``wait`` (a held request's next round, `actors.gateway.input_rounds`) as the
         request ``ctx`` served by ``namespace``: what the backend logs meanwhile goes to its
         client, before the answer. Its questions do not: they come as rounds."""
+        if self._per_user is not None:
+            namespace = self._per_user.current(ctx, namespace)  # a per-user server's: the caller's copy
         ticket = self._sessions.busy(namespace, ctx, asks=False)
         try:
             answer = await wait
@@ -229,22 +258,32 @@ class Requests:
         (`actors.gateway.input_rounds`), here or to the replica that runs its server: no one
         request of the client waits on it."""
         if self._affinity is not None and self._affinity.routes(namespace):
-            here = lambda: self._held_here(message)  # noqa: E731
+            here = lambda: self._held_here(ctx, namespace, message)  # noqa: E731
             return await self._affinity.request(ctx, namespace, message, here, relay)
-        return await self._held_here(message)
+        return await self._held_here(ctx, namespace, message)
 
-    async def _held_here(self, message: ServerRequest) -> ToolResult:
+    async def _held_here(self, ctx: Any, namespace: str, message: ServerRequest) -> ToolResult:
+        routed = await self._routed(ctx, namespace, message)
+        if isinstance(routed, ToolResult):
+            return routed
+        message = routed.message
         self._routes.send(message)
         try:
             return await asyncio.wrap_future(message.reply)
         except asyncio.CancelledError:
             message.reply.cancel()
             raise
+        finally:
+            self._answered(routed)
 
     async def served(self, ctx: Any, namespace: str, message: ServerRequest) -> ToolResult:
         """Send ``message`` here; a client that cancels its request cancels it at the backend.
         What its backend asks meanwhile is asked of the client of ``ctx`` (`ClientInputs`)."""
         self.seen(ctx)
+        routed = await self._routed(ctx, namespace, message)
+        if isinstance(routed, ToolResult):
+            return routed  # a per-user server this caller cannot have an instance of
+        namespace, message = routed.namespace, routed.message
         if isinstance(message, CallTool | GetPrompt) and message.inputs is None:
             message = message.with_inputs(ClientInputs(ctx, self._handoff))
         ticket = self._sessions.busy(namespace, ctx)
@@ -262,6 +301,7 @@ class Requests:
             raise MCPError(types.INTERNAL_ERROR, "the client went away before the answer") from None
         finally:
             self._sessions.idle(namespace, ticket)
+            self._answered(routed)
 
     async def _forwarded(self, namespace: str, ticket: int) -> None:
         """Let what the backend said during the request (its log messages, which reach us on a

@@ -56,7 +56,7 @@ class Tools:
         if serving.tool_search:
             return types.ListToolsResult(tools=list(META_TOOLS), **self._hints.of(ctx, hints.OWN_VIEW))
         asked = ListTools()
-        specs: list[ToolSpec] = await self._requests.ask(asked)
+        specs: list[ToolSpec] = await self._requests.ask(asked, ctx)
         specs = await self._gate.visible(principal_of(ctx), specs, _use)
         answer = [tool(spec, serving.names) for spec in specs]
         return types.ListToolsResult(tools=answer, **self._hints.of(ctx, hints.listed(asked)))
@@ -122,7 +122,7 @@ class Tools:
             return refused(ErrorType.VALIDATION, "search_tools needs a 'query': keywords, as text")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             return refused(ErrorType.VALIDATION, f"'limit' must be a whole number from 1, got {limit!r}")
-        specs: list[ToolSpec] = await self._requests.ask(ListTools())
+        specs: list[ToolSpec] = await self._requests.ask(ListTools(), ctx)
         specs = await self._gate.visible(principal_of(ctx), specs, _use)
         names = self._serving().names
         entries = [(names.external(spec.name), spec) for spec in specs]
