@@ -9,7 +9,6 @@ Code) are ignored with a warning, so their files load unchanged.
 from __future__ import annotations
 
 import difflib
-import ipaddress
 import json
 import os
 from collections.abc import Mapping
@@ -205,17 +204,10 @@ def _url(value: str | None, key: str, *, tls: bool = True) -> str | None:
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
         raise ValueError(f"{key} must be an http(s) URL without a #fragment")
-    host = parts.hostname
-    if tls and parts.scheme == "http" and host != "localhost" and not _is_loopback_ip(host):
+    loopback = parts.hostname in ("localhost", "::1") or parts.hostname.startswith("127.")
+    if tls and parts.scheme == "http" and not loopback:
         raise ValueError(f"{key} must be https (plain http only on loopback)")
     return value
-
-
-def _is_loopback_ip(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 JWTAlgorithm = Literal[
