@@ -23,6 +23,7 @@ import anyio
 from pydantic import ValidationError
 
 from actors.config import AuthKeys, RuntimeConfig
+from actors.gateway.access.audit_sink import STDOUT
 from actors.gateway.access.guard import Guard
 from actors.gateway.access.per_user import without_per_user
 from actors.gateway.gateway import Gateway
@@ -34,6 +35,7 @@ from actors.runtime.schema_cache import SchemaCache
 if TYPE_CHECKING:
     from actors.cluster import ClusterReplica
     from actors.cluster.affinity import Affinity
+    from actors.gateway.access.limits_redis import RedisBuckets
 
 __all__ = ["ENV_TOKEN", "add_arguments", "serve"]
 
@@ -138,7 +140,7 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
     cache = None if args.no_cache else SchemaCache()
     try:
         address = _address(args.http) if args.http else None
-        config, token = _authentication(args, config, address)
+        config, token = _authentication(args, _audit_checked(config, address), address)
         if args.watch and config.source is None:
             raise ValueError("--watch needs a config file (--config FILE)")
         if (args.cluster or args.advertise) and address is None:
@@ -183,6 +185,8 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
                 affinity=affinity,
                 request_state_key=sealing,
                 authenticated=bool(token) or config.access.auth is not None,
+                shared_limits=stack.enter_context(_shared_limits(replica)),
+                audit_secrets=[secret for secret in (token, replica_secret) if secret],
             )
         )
         if replica is not None:
@@ -270,6 +274,24 @@ def _affinity(replica: ClusterReplica, token: str | None, ttl: float | None) -> 
     from actors.cluster.affinity import DEFAULT_TTL, Affinity  # noqa: PLC0415
 
     return Affinity.start(replica.url, replica.id, token=token, ttl=ttl or DEFAULT_TTL)
+
+
+def _audit_checked(config: RuntimeConfig, address: tuple[str, int] | None) -> RuntimeConfig:
+    """``config``, refused if its audit would write to stdout over stdio (which carries MCP)."""
+    if address is None and config.access.audit.file == STDOUT:
+        raise ValueError('access.audit.file "-" (stdout) needs --http: over stdio, stdout carries MCP')
+    return config
+
+
+def _shared_limits(replica: ClusterReplica | None) -> contextlib.AbstractContextManager[RedisBuckets | None]:
+    """The rate limits' buckets (`actors.gateway.access.limits`): a replica's are shared in
+    Redis, entered before the gateway so that they close after it."""
+    if replica is None:
+        return contextlib.nullcontext()
+    # Deferred like ClusterReplica: the redis package is the optional ``cluster`` extra.
+    from actors.gateway.access.limits_redis import RedisBuckets  # noqa: PLC0415
+
+    return RedisBuckets.start(replica.url)
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:

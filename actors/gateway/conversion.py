@@ -11,6 +11,7 @@ import re
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from actors.gateway.access.audit_request import note_result
 from actors.gateway.external import ExternalNames
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.tools import ErrorType, RefusalReason, ToolResult, ToolSpec
@@ -43,6 +44,7 @@ def is_not_offered(result: ToolResult) -> bool:
 
 def call_result(result: ToolResult) -> types.CallToolResult:
     """A tool call's result as MCP: its content, or the error as a tool error the model reads."""
+    note_result(result)  # the error type, for the request's audit record
     if result.success:
         output = result.output or {}
         if "content" in output:
@@ -79,6 +81,7 @@ def refused(error_type: ErrorType, message: str) -> types.CallToolResult:
 
 def protocol_error(result: ToolResult) -> MCPError:
     """A failed read, prompt or completion as a JSON-RPC error."""
+    note_result(result)
     # An unknown resource or prompt, or bad arguments, is the client's mistake: invalid params.
     caller = result.error_type in (ErrorType.NOT_FOUND, ErrorType.VALIDATION)
     return MCPError(types.INVALID_PARAMS if caller else types.INTERNAL_ERROR, result.error or "")

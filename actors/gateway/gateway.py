@@ -32,7 +32,10 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus
 from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
 
 from actors.config import RuntimeConfig, load_config
+from actors.gateway.access.audit import Audit
+from actors.gateway.access.audit_request import AuditMiddleware
 from actors.gateway.access.gate import AccessGate
+from actors.gateway.access.limits import RateLimits, SharedBuckets
 from actors.gateway.access.per_user import PerUserServers, without_per_user
 from actors.gateway.access.policy_file import load_policy
 from actors.gateway.access.principal import caller_meta
@@ -94,9 +97,14 @@ class Gateway:
         affinity: AffinityRouter | None = None,
         request_state_key: bytes | None = None,
         authenticated: bool = False,
+        shared_limits: SharedBuckets | None = None,
+        audit_secrets: Iterable[str] = (),
     ) -> None:
+        self.limits = RateLimits(config.access.limits, shared=shared_limits)
+        """Rates per principal and per tool (``access.limits``), the gate's and the HTTP layer's;
+        ``shared_limits``: the buckets a cluster's replicas share."""
         # Read and checked first, off the loop: a policy that does not load starts nothing.
-        self.gate = AccessGate(load_policy(config))
+        self.gate = AccessGate(load_policy(config), self.limits)
         """Every request passes it: the policy (``access.policy``) decides who sees and uses what."""
         self._tool_search_option = tool_search
         """``tool_search`` given here overrides the config's ``toolSearch``, also across reloads."""
@@ -112,6 +120,10 @@ class Gateway:
         bus = bus if bus is not None else InMemorySubscriptionBus()
         self._broadcasts = Broadcasts(self._sessions, self._handoff, bus)
         self._forwarding = Forwarding(self._sessions, self._handoff)
+        replica_id = affinity.replica_id if affinity is not None else None
+        self.audit = Audit.of_config(config, secrets=audit_secrets, replica=replica_id)
+        """A record of every request (``access.audit``; ``audit_secrets``: values it withholds
+        beyond the config's, the static token's), written off the loop."""
         self.runtime = Runtime.start(
             without_per_user(config),  # their copies are registered per caller (`PerUserServers`)
             sampling=self._forwarding.sampling,
@@ -121,6 +133,7 @@ class Gateway:
             schema_cache=schema_cache,
         )
         try:
+            self.audit.start()  # its file is opened here, before serving
             self._routes = Routes(self.runtime.registry, self._handoff)
             self.per_user = PerUserServers(self.runtime, self._config, self._handoff, self._routes.forget)
             """The per-user servers' copies, one per caller (``"affinity": "user"``)."""
@@ -153,8 +166,11 @@ class Gateway:
                     set_level=self._set_level(requests),
                 )
             )
+            # Inside the SDK's OpenTelemetry middleware: a record takes its span's trace id.
+            self.server.middleware.append(AuditMiddleware(self.audit))
         except BaseException:
             self.runtime.shutdown()
+            self.audit.close()
             raise
         if affinity is not None:
             affinity.attach(self)
@@ -221,6 +237,8 @@ class Gateway:
         )
         searching = config.tool_search if self._tool_search_option is None else self._tool_search_option
         self._serving = Serving(config, names, searching)
+        self.limits.adopt(config.access.limits)
+        self.audit.adopt(config)
         self._routes.reset()
         self.per_user.adopt()
         self._start_eager(s for ns, s in config.servers.items() if before.config.servers.get(ns) != s)
@@ -252,6 +270,7 @@ class Gateway:
         """Stop every backend server and the runtime. Idempotent."""
         self._log_forwarder.uninstall()
         self.runtime.shutdown()
+        self.audit.close()  # after the runtime: the last requests' records are written
 
     def __enter__(self) -> Gateway:
         return self

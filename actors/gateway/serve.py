@@ -29,6 +29,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, request_response
 
 from actors.gateway.access.guard import Guard
+from actors.gateway.access.limits_http import limit_requests
 from actors.gateway.gateway import Gateway
 from actors.gateway.pipes import stdio_pipes
 
@@ -144,6 +145,8 @@ def http_app(
         transport_security=security,
         **(guard.sdk_options() if guard is not None else {}),
     )
+    # Each principal's request rate (``access.limits.perUser``): 429 once over it.
+    limit_requests(mcp_app, gateway.limits, gateway.audit, MCP_PATH)
 
     async def healthz(request: Request) -> JSONResponse:
         if guard is not None and not guard.authorized(request.scope):

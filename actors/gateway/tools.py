@@ -16,6 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from actors.gateway import hints
 from actors.gateway.access.gate import AccessGate, refused_call
+from actors.gateway.access.limits import RATE_LIMITED
 from actors.gateway.access.principal import principal_of
 from actors.gateway.access.uses import Use
 from actors.gateway.conversion import is_not_offered, refused, tool, tool_answer
@@ -113,6 +114,8 @@ class Tools:
             # The same call as a direct one, within this request: its progress token, its cancellation.
             return await self.call_tool(ctx, types.CallToolRequestParams(name=name, arguments=dict(given)))
         except MCPError as exc:
+            if exc.code == RATE_LIMITED:
+                raise  # as for a direct call: the client is to wait, not to search
             return refused(ErrorType.NOT_FOUND, f"{exc.error.message}; search_tools finds tools by keyword")
 
     async def _search_tools(self, ctx: Any, arguments: dict[str, Any]) -> types.CallToolResult:

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, TypeVar
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from actors.gateway.access.audit_request import current_note
+from actors.gateway.access.limits import RateLimits, limited_error
 from actors.gateway.access.principal import AuthMode, Principal
 from actors.gateway.access.uses import Action, Use
 from actors.gateway.access.verdict import ALLOWED, Decision, Verdict
@@ -79,8 +81,10 @@ class AccessGate:
     Runs on the gateway's loop; `adopt` replaces the policy from any thread.
     """
 
-    def __init__(self, policy: Policy | None = None) -> None:
+    def __init__(self, policy: Policy | None = None, limits: RateLimits | None = None) -> None:
         self._policy = policy
+        self._limits = limits
+        """Tool calls over their rate are refused here (`actors.gateway.access.limits`)."""
 
     @property
     def policy(self) -> Policy | None:
@@ -101,11 +105,26 @@ class AccessGate:
         return before.digest != policy.digest
 
     async def admit(self, principal: Principal, use: Use) -> Admission:
-        """Whether ``principal`` may make ``use`` now."""
+        """Whether ``principal`` may make ``use`` now. A tool call over its rate limit raises
+        the JSON-RPC error that says when to retry (`limited_error`)."""
         policy = self._policy
         if policy is None or _followed_for_clients(principal, use):
-            return Admission(principal, use, ALLOWED)
-        return Admission(principal, use, policy.decide(principal, use))
+            admission = Admission(principal, use, ALLOWED)
+        else:
+            admission = Admission(principal, use, policy.decide(principal, use))
+        # The request's audit record (`actors.gateway.access.audit_request`) says what it used.
+        note = current_note()
+        if note is not None:
+            note.use = use
+            note.denied = None if admission.allowed else admission.verdict
+        forwarded = note is not None and note.forwarded  # counted at the replica it came to
+        if admission.allowed and self._limits is not None and use.action is Action.CALL and not forwarded:
+            decision = await self._limits.admit_tool(principal, use.server, use.name)
+            if not decision.allowed:
+                if note is not None and decision.key is not None:
+                    note.limited = decision.key.scope.value
+                raise limited_error(decision, use.entity_id)
+        return admission
 
     def served(self, admission: Admission, error: BaseException | None = None) -> None:
         """``admission``'s request was served (``error``: the exception it ended with)."""
