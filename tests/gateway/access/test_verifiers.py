@@ -14,7 +14,7 @@ import anyio
 import jwt
 import pytest
 
-from actors.config import AuthKeys, load_config
+from actors.config import AuthKeys, ConfigError, load_config
 from actors.gateway.access.keys import IssuerKeys, http_client, parse_jwks
 from actors.gateway.access.principal import StaticAccess
 from actors.gateway.access.verifiers import JWTVerifier, StaticTokenVerifier, Verifiers, refusal
@@ -162,3 +162,38 @@ def test_the_static_token_is_one_principal_and_anything_else_is_refused() -> Non
         assert await verdict(check, "s3cret-stati") == (None, "the token is not one this gateway accepts")
 
     anyio.run(scenario)
+
+
+@pytest.mark.parametrize(
+    ("auth_section", "key"),
+    [
+        ({"resource": RESOURCE}, "access.auth.issuer"),
+        ({"issuer": "http://idp.example.com", "resource": RESOURCE}, "access.auth.issuer"),
+        ({"issuer": "https://idp.example.com", "resource": "gateway"}, "access.auth.resource"),
+        (
+            {"issuer": "https://idp.example.com", "resource": RESOURCE, "algorithms": ["HS256"]},
+            "access.auth.algorithms.0",
+        ),
+        (
+            {"issuer": "https://idp.example.com", "resource": RESOURCE, "algorithms": []},
+            "access.auth.algorithms",
+        ),
+        (
+            {"issuer": "https://idp.example.com", "resource": RESOURCE, "scopes": ["a b"]},
+            "access.auth.scopes",
+        ),
+        (
+            {"issuer": "https://idp.example.com", "resource": RESOURCE, "jwksUri": "ftp://k"},
+            "access.auth.jwksUri",
+        ),
+        ({"issuer": "https://idp.example.com", "resource": RESOURCE, "leeway": 3600}, "access.auth.leeway"),
+        (
+            {"issuer": "https://idp.example.com", "resource": RESOURCE, "audiance": "x"},
+            "access.auth.audiance",
+        ),
+    ],
+)
+def test_each_bad_auth_value_is_refused_at_load_with_its_key(auth_section: dict[str, Any], key: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_config({"mcpServers": {}, "access": {"auth": auth_section}})
+    assert key in {problem.key for problem in refused.value.problems}, refused.value
