@@ -61,6 +61,11 @@ class Refused(Exception):
     """A token is not accepted; the message says why, for the client (no secret in it)."""
 
 
+class NoKey(Refused):
+    """No key to check a token with, for now: never remembered (the issuer may answer, or list
+    the key, at the next request)."""
+
+
 class StaticTokenVerifier(TokenVerifier):
     """Accepts one shared secret: a static token (`StaticAccess`) or the replica credential
     (`ReplicaAccess`), holding ``scopes`` (the gateway's required ones: it is trusted whole).
@@ -143,10 +148,11 @@ class JWTVerifier(TokenVerifier):
             self._verdicts.move_to_end(digest)
             verdict = cached[0]
         else:
-            verdict = await self._verdict(token)
+            verdict, lasting = await self._verdict(token)
             ttl = _REFUSED_FOR if isinstance(verdict, str) else _ACCEPTED_FOR
             expiry = verdict.expires_at if isinstance(verdict, AccessToken) else None
-            self._remember(digest, verdict, min(now + ttl, expiry if expiry is not None else now + ttl))
+            if lasting:
+                self._remember(digest, verdict, min(now + ttl, expiry if expiry is not None else now + ttl))
         if isinstance(verdict, str):
             refusal.set(verdict)
             logger.debug("access: a token was refused: %s", verdict)
@@ -159,8 +165,8 @@ class JWTVerifier(TokenVerifier):
         while len(self._verdicts) > _CACHED:
             self._verdicts.popitem(last=False)
 
-    async def _verdict(self, token: str) -> AccessToken | str:
-        """The accepted token, or why not."""
+    async def _verdict(self, token: str) -> tuple[AccessToken | str, bool]:
+        """The accepted token, or why not; and whether that verdict may be remembered."""
         try:
             if len(token) > _MAX_TOKEN:
                 raise Refused("the token is too long")
@@ -173,13 +179,13 @@ class JWTVerifier(TokenVerifier):
                 raise Refused(f"the token's algorithm {alg!r} is not accepted")
             keys = await self._keys.keys_for(kid if isinstance(kid, str) else None, alg)
             if not keys and not self._keys.held:
-                raise Refused("the issuer's keys cannot be fetched now")
+                raise NoKey("the issuer's keys cannot be fetched now")
             if not keys:
-                raise Refused("the token is signed with a key the issuer does not list")
+                raise NoKey("the token is signed with a key the issuer does not list")
             claims = await anyio.to_thread.run_sync(self._decode, token, alg, keys, limiter=self._limiter)
-            return self._access(token, claims)
+            return self._access(token, claims), True
         except Refused as exc:
-            return str(exc)
+            return str(exc), not isinstance(exc, NoKey)
 
     def _decode(self, token: str, alg: str, keys: tuple[PublicKey, ...]) -> dict[str, Any]:
         """The verified claims (on a worker thread). Raises `Refused`."""
