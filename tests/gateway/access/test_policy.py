@@ -78,7 +78,8 @@ def test_the_principal_is_its_subject_in_its_groups_with_its_claims() -> None:
             when { principal has issuer && principal.issuer == "https://id.example" };
         @id("by-client") permit (principal, action, resource == Tool::"a/four")
             when { principal has client && principal.client == "cli" };
-        @id("by-mode") permit (principal, action, resource == Tool::"a/five") when { principal.mode == "local" };
+        @id("by-mode") permit (principal, action, resource == Tool::"a/five")
+            when { principal.mode == "local" };
         @id("by-name") permit (principal, action, resource in Server::"a")
             when { resource is Tool && resource.name like "six*" };
         """
@@ -241,10 +242,12 @@ def test_a_policy_that_reads_no_context_decides_from_its_cache() -> None:
     ("text", "said"),
     [
         ('permit (principal in Team::"x", action, resource);', "unrecognized entity type `Team`"),
-        ('permit (principal, action == Action::"delete", resource);', 'unrecognized action `Action::"delete"`'),
+        ('permit (principal, action == Action::"delete", resource);',
+         'unrecognized action `Action::"delete"`'),
         ('@id("typo") permit (principal, action == Action::"call", resource) when { resource.uri == "x" };',
          "policy typo: attribute `uri` on entity type `Tool` not found"),
-        ('permit (principal, action == Action::"read", resource) when { context.uri == 1 };', "Long and String"),
+        ('permit (principal, action == Action::"read", resource) when { context.uri == 1 };',
+         "Long and String"),
         ('permit (principal, action, resource', "not Cedar policies"),
         ('permit (principal == ?principal, action, resource);', "templates"),
         ('@id("a") permit (principal, action, resource);\n@id("a") forbid (principal, action, resource);',
@@ -333,3 +336,22 @@ def test_a_replica_following_a_resource_for_its_clients_passes() -> None:
         return followed.allowed, called.allowed
 
     assert asyncio.run(run()) == (True, False)
+
+
+def test_the_policy_the_docs_show_loads_and_means_what_they_say() -> None:
+    page = (Path(__file__).resolve().parents[3] / "docs" / "gateway.md").read_text()
+    [text] = [block.split("```", 1)[0] for block in page.split("```cedar\n")[1:]]
+    policy = Policy.parse(text, "docs/gateway.md")
+    support = Principal("sam", AuthMode.OAUTH, groups=("support",))
+    ops = Principal("olga", AuthMode.OAUTH, groups=("ops",), scopes=("gateway:admin",))
+    dev = Principal("dan", AuthMode.OAUTH, groups=("dev",))
+    assert policy.decide(support, Use.call("jira", "search")).allowed
+    assert policy.decide(support, Use.call("jira", "create_issue")).decision is Decision.HIDE
+    assert policy.decide(support, Use.read("jira", "jira://issue/1")).allowed
+    assert policy.decide(ops, Use.call("deploy", "release", {"service": "team-web"})).allowed
+    assert policy.decide(ops, Use.call("deploy", "release", {"service": "billing"})).rules == (
+        "ops-deploys-team-services",
+    )
+    assert policy.decide(dev, Use.call("git", "git_push", {"force": True})).rules == ("no-force-push",)
+    assert policy.decide(dev, Use.call("git", "git_push", {})).allowed
+    assert policy.decide(ops, Use.admin()).allowed and not policy.decide(dev, Use.admin()).allowed
