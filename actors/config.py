@@ -264,7 +264,7 @@ class AccessKeys(BaseModel):
     policy: str | None = Field(default=None, min_length=1)
     """A Cedar policy file (`actors.gateway.access.policy`), relative to the config file: who may
     see and use which servers, tools, resources and prompts. None: everyone everything."""
-    per_user: PerUserKeys = Field(default_factory=PerUserKeys)
+    per_user_servers: PerUserKeys = Field(default_factory=PerUserKeys)
     """How many per-user instances (``"affinity": "user"``) a replica keeps, and how long."""
 
 

@@ -85,7 +85,7 @@ class TokenExchangeKeys(BaseModel):
 
 
 class PerUserKeys(BaseModel):
-    """``access.perUser``: how many per-user instances a gateway replica keeps."""
+    """``access.perUserServers``: how many per-user instances a gateway replica keeps."""
 
     model_config = _KEYS
 

@@ -6,9 +6,9 @@ A per-user server is never registered in the runtime under its own name. Each ca
 issuer exchanged it for, in its headers), registered as ``<server>@<caller key>``: a name no
 config file can hold. A copy is registered on its caller's first request and started by it, like
 any server; its process stops after the server's ``idleTimeout`` like any other; the copy itself
-is unregistered after ``access.perUser.unregisterAfter`` seconds without a request, or, past
-``access.perUser.maxCopies`` copies, when it is the least recently used idle one. One caller's
-requests only ever reach their own copy, so one user's session state never reaches another's.
+is unregistered after ``access.perUserServers.unregisterAfter`` seconds without a request, or,
+past ``access.perUserServers.maxCopies`` copies, when it is the least recently used idle one. One
+caller's requests only ever reach their own copy: one user's session state never reaches another's.
 
 What a caller's request becomes (`route`): the same request, for the namespace of their copy.
 When what their copy would be filled in with changes (a new token, a reloaded entry), a new copy
@@ -275,7 +275,7 @@ class PerUserServers:
     def _bound(self) -> None:
         """Past ``maxCopies``, the least recently used idle copies go."""
         live = [copy for copy in self._copies.values() if not copy.retiring]
-        excess = len(live) - self._config().access.per_user.max_copies
+        excess = len(live) - self._config().access.per_user_servers.max_copies
         if excess <= 0:
             return
         idle = sorted(
@@ -286,13 +286,13 @@ class PerUserServers:
 
     def _sweep_soon(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._sweeping is None:
-            after = self._config().access.per_user.unregister_after
+            after = self._config().access.per_user_servers.unregister_after
             self._sweeping = loop.call_later(max(0.5, min(60.0, after / 4)), self._sweep, loop)
 
     def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
         """Copies without a request for ``unregisterAfter`` seconds go (on the loop, now and then)."""
         self._sweeping = None
-        horizon = self._clock() - self._config().access.per_user.unregister_after
+        horizon = self._clock() - self._config().access.per_user_servers.unregister_after
         for copy in list(self._copies.values()):
             if copy.in_flight == 0 and copy.last_used < horizon:
                 self._retire(copy)
