@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -115,6 +117,20 @@ def test_each_user_gets_a_process_of_their_own_with_their_claims_in_its_environm
     assert theirs["env"]["HOME_DIR"] == "/home/nobody"  # the default: bob's token has no nickname
     # ${caller:key}: a stable name per caller, never the other's.
     assert mine["env"]["CALLER"] and mine["env"]["CALLER"] != theirs["env"]["CALLER"]
+
+
+def test_a_2026_07_28_client_is_served_by_its_own_process_too(
+    issuer: OIDCIssuer, gateway: GatewayProcess
+) -> None:
+    # Its calls are held across rounds (`actors.gateway.input_rounds`): the same routing.
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with client(gateway, alice(issuer, gateway)) as legacy:
+            before = await call(legacy, "me__whoami")
+        async with client(gateway, alice(issuer, gateway), "2026-07-28") as modern:
+            return before, await call(modern, "me__whoami")
+
+    before, after = anyio.run(scenario)
+    assert after["pid"] == before["pid"] and after["env"]["GITHUB_USER"] == "alice-gh"
 
 
 def test_one_users_state_never_reaches_anothers(issuer: OIDCIssuer, gateway: GatewayProcess) -> None:
@@ -225,6 +241,28 @@ def test_past_max_copies_the_least_recently_used_idle_copy_goes(issuer: OIDCIssu
         assert anyio.run(whoami, users[0])["pid"] != first["pid"]
 
 
+def test_a_reload_that_changes_the_entry_gives_each_user_a_new_process(
+    issuer: OIDCIssuer, tmp_path: Path
+) -> None:
+    with per_user_gateway(tmp_path, issuer, idleTimeout=600) as gateway:
+        alices = alice(issuer, gateway)
+
+        async def whoami() -> dict[str, Any]:
+            async with client(gateway, alices) as session:
+                return await call(session, "me__whoami")
+
+        before = anyio.run(whoami)
+        config = json.loads(gateway.config.read_text())
+        config["mcpServers"]["me"]["env"]["TEAM"] = "team-${claim:login}"
+        gateway.config.write_text(json.dumps(config))
+        os.kill(gateway.pid, signal.SIGHUP)
+        assert wait_until(lambda: anyio.run(whoami)["env"]["TEAM"] == "team-alice-gh", WAIT), gateway.log()
+        after = anyio.run(whoami)
+        assert after["pid"] != before["pid"]
+        # The former process goes with its copy, once its requests are answered.
+        assert wait_until(lambda: not procfs.is_alive(before["pid"]), WAIT), gateway.log()
+
+
 # ---- without sign-in ---------------------------------------------------------------------------
 
 
@@ -232,7 +270,10 @@ def test_without_sign_in_there_is_one_instance_as_before(tmp_path: Path) -> None
     # On loopback without a token every client is the one local user: one copy, claims empty
     # (or their defaults); a server that sends its caller's token has none to send.
     remote = {"url": f"http://127.0.0.1:{free_port()}/mcp", "affinity": "user"}
-    servers = {"me": per_user_entry(), "api": {**remote, "headers": {"Authorization": "Bearer ${caller:token}"}}}
+    servers = {
+        "me": per_user_entry(),
+        "api": {**remote, "headers": {"Authorization": "Bearer ${caller:token}"}},
+    }
     with GatewayProcess(write_config(tmp_path, servers), tmp_path) as gateway:
 
         async def scenario() -> tuple[dict[str, Any], dict[str, Any], Any]:
