@@ -170,11 +170,7 @@ class Resources:
             except MCPError:
                 continue
             uses[uri] = Use.read(namespace, uri, serving, Action.SUBSCRIBE)
-        withheld = set(uses)
-        for uri, use in uses.items():
-            if (await self._gate.admit(principal, use)).allowed:
-                withheld.discard(uri)
-        return frozenset(withheld)
+        return frozenset(uri for uri, use in uses.items() if not self._gate.permits(principal, use))
 
     async def _watch(self, uri: str) -> Followed | None:
         try:

@@ -126,6 +126,14 @@ class AccessGate:
                 raise limited_error(decision, use.entity_id)
         return admission
 
+    def permits(self, principal: Principal, use: Use) -> bool:
+        """Whether ``principal`` may make ``use``: a decision only, for a filter (nothing is
+        admitted, limited or audited), such as the resources a listen stream may follow."""
+        policy = self._policy
+        return (
+            policy is None or _followed_for_clients(principal, use) or policy.decide(principal, use).allowed
+        )
+
     def served(self, admission: Admission, error: BaseException | None = None) -> None:
         """``admission``'s request was served (``error``: the exception it ended with)."""
 
