@@ -22,6 +22,14 @@ def check_command(args: argparse.Namespace, out: TextIO) -> int:
         where = server.command if server.transport == "stdio" else server.url
         out.write(f"  {server.name}: {server.transport} {where}\n")
     write_auth_lines(config, out)
+    if config.access.policy is not None:
+        # Deferred: the gateway (and Cedar) load only for a config that names a policy. A policy
+        # that does not load is the config's error (`ConfigError`, naming the file and rule).
+        from actors.gateway.access.policy_file import load_policy  # noqa: PLC0415
+
+        policy = load_policy(config)
+        if policy is not None:
+            out.write(f"  access.policy: {policy.source}: {len(policy.rules)} rules\n")
     for warning in config.warnings:
         out.write(f"warning: {warning}\n")
     missing = [problem for server in config.servers.values() if (problem := _command_problem(server))]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from actors.cli import main
 from actors.config import ConfigError, load_config
 from actors.gateway.access.gate import POLICY_REFUSED, AccessGate, refusal_error, refused_call
 from actors.gateway.access.policy import Policy
@@ -355,3 +356,15 @@ def test_the_policy_the_docs_show_loads_and_means_what_they_say() -> None:
     assert policy.decide(dev, Use.call("git", "git_push", {"force": True})).rules == ("no-force-push",)
     assert policy.decide(dev, Use.call("git", "git_push", {})).allowed
     assert policy.decide(ops, Use.admin()).allowed and not policy.decide(dev, Use.admin()).allowed
+
+
+def test_check_reads_the_policy_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config_path = tmp_path / "gateway.json"
+    config_path.write_text(json.dumps({"mcpServers": {}, "access": {"policy": "team.cedar"}}))
+    (tmp_path / "team.cedar").write_text(TEAM)
+    assert main(["check", "--config", str(config_path)]) == 0
+    assert f"access.policy: {tmp_path / 'team.cedar'}: 6 rules" in capsys.readouterr().out
+    (tmp_path / "team.cedar").write_text('@id("typo") permit (principal in Grop::"dev", action, resource);')
+    assert main(["check", "--config", str(config_path)]) == 2
+    said = capsys.readouterr().err
+    assert str(tmp_path / "team.cedar") in said and "policy typo: unrecognized entity type `Grop`" in said
