@@ -59,7 +59,6 @@ __all__ = ["SEPARATOR", "PerUserServers", "Routed", "template_of", "without_per_
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-_Request = TypeVar("_Request", bound=ServerRequest)
 
 SEPARATOR = "@"
 """Between a per-user server's name and its caller's key, in a copy's namespace."""
@@ -134,7 +133,7 @@ class PerUserServers:
 
     # ---- requests ------------------------------------------------------------------------------
 
-    async def route(self, ctx: Any, namespace: str, message: _Request) -> Routed | ToolResult:
+    async def route(self, ctx: Any, namespace: str, message: ServerRequest) -> Routed | ToolResult:
         """``message`` for the caller of ``ctx``'s copy when ``namespace`` is a per-user server
         (registered first if need be), else as it is; an ``auth`` (or registration) failure as a
         result. A routed request is `done` once answered."""
