@@ -63,15 +63,18 @@ tests/%/node_modules: tests/%/package-lock.json
 
 # The cluster tests run a real Redis (Debian's redis-server, which .ci/run installs when missing).
 .PHONY: redis-server
-# Real servers from Debian that the tests run: redis-server (tests/cluster) and nginx (the deploy
-# files' load balancer). Installed when missing (.ci/need-debian: apt-get, as root or with sudo).
-SYSTEM_DEPS := redis-server nginx
+# Real programs from Debian that the tests run: redis-server (tests/cluster), nginx (the deploy
+# files' load balancer) and chromium (the operator page's browser tests). Installed when missing
+# (.ci/need-debian: apt-get, as root or with sudo).
+SYSTEM_DEPS := redis-server nginx chromium
 pytest: $(SYSTEM_DEPS)
 .PHONY: $(SYSTEM_DEPS)
 redis-server:
 	@bash .ci/need-debian redis-server redis-server
 nginx:
 	@bash .ci/need-debian nginx nginx
+chromium:
+	@bash .ci/need-debian chromium chromium
 
 # behave exits 0 on zero scenarios: insist that some ran and none failed or were skipped.
 behave: $(STAMP)
