@@ -21,6 +21,7 @@ from typing import Any
 from actors.mcp.adapter import MCPToolAdapter
 from actors.runtime.clock import Clock
 from actors.runtime.host import HostCalls
+from actors.runtime.latency import Latencies
 from actors.runtime.messages import CallDone, CallTool, Complete, GetPrompt, ReadResource, ServerRequest
 from actors.runtime.owner import OwnerCheck
 from actors.runtime.refusals import answer_refusal, span_name
@@ -81,6 +82,10 @@ class Calls:
         self.in_flight: dict[int, ServerRequest] = {}
         self.calls = 0
         self.errors = 0
+        self.latencies = Latencies()
+        self.last_call_error: str | None = None
+        """The `ErrorType` value of the last call that failed (the operator's page shows it)."""
+        self.last_call_error_at: float | None = None
         self.last_activity = clock.monotonic()
         self.completions = Completions()
         self._owner = OwnerCheck(f"{namespace}'s calls")
@@ -94,12 +99,14 @@ class Calls:
         self.calls += 1
         if not result.success:
             self.errors += 1
+            self._failed(result.error_type)
         settle(call.reply, result)
 
     def refuse(self, call: ServerRequest, refusal: Refusal) -> None:
         """Answer ``call`` with what the one check refused it for: counted, with its span."""
         self.calls += 1
         self.errors += 1
+        self._failed(refusal.error_type)
         answer_refusal(call, refusal, self.namespace)
 
     def answer_all(self, calls: list[ServerRequest], result: ToolResult) -> None:
@@ -111,8 +118,10 @@ class Calls:
         for done in self.completions.drain():
             call = self.in_flight.pop(done.call_id, None)
             self.calls += 1
+            self.latencies.note(done.duration_ms)
             if done.error_type is not None:
                 self.errors += 1
+                self._failed(done.error_type)
             self.last_activity = max(self.last_activity, done.at)
             if call is not None and logger.isEnabledFor(logging.DEBUG):
                 outcome = done.error_type or "ok"
@@ -130,6 +139,12 @@ class Calls:
                         "outcome": outcome,
                     },
                 )
+
+    def _failed(self, error_type: str | None) -> None:
+        """A call failed with ``error_type`` (an `ErrorType` value): kept as the last one."""
+        if error_type is not None:
+            self.last_call_error = str(error_type)
+            self.last_call_error_at = self.clock.wall()
 
     def cancel_all(self, why: str) -> None:
         """The actor ends: answer every call in flight ``cancelled``."""

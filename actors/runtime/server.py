@@ -390,6 +390,7 @@ class ServerActor(AnsweringActor):
 def server_status(actor: ServerActor, state: ServerState) -> ServerStatus:
     """What `GetStatus` answers for ``actor``, showing ``state``."""
     session, adapter, calls = actor.session, actor.adapter, actor.calls
+    latency = calls.latencies.percentiles()
     return ServerStatus(
         namespace=actor.namespace,
         state=state,
@@ -404,6 +405,10 @@ def server_status(actor: ServerActor, state: ServerState) -> ServerStatus:
         tools=len(session.tools) if session.tools is not None else None,
         last_error=actor.record.last_error,
         last_error_at=actor.record.last_error_at,
+        latency_p50_ms=latency.p50_ms if latency is not None else None,
+        latency_p99_ms=latency.p99_ms if latency is not None else None,
+        last_call_error=calls.last_call_error,
+        last_call_error_at=calls.last_call_error_at,
         protocol_version=session.info.protocol_version if session.info else None,
         capabilities=adapter.capability_metadata if adapter.connected else {},
     )

@@ -30,5 +30,13 @@ class ServerStatus:
     """The last crash or failed start (kept after the server comes back)."""
     last_error_at: float | None = None
     """When ``last_error`` happened (``time.time()``)."""
+    latency_p50_ms: float | None = None
+    """The median duration of its recent calls (`actors.runtime.latency`), once it had one."""
+    latency_p99_ms: float | None = None
+    """The 99th percentile of the same."""
+    last_call_error: str | None = None
+    """The `ErrorType` value of its last failed call (kept after calls succeed again)."""
+    last_call_error_at: float | None = None
+    """When ``last_call_error`` happened (``time.time()``)."""
     protocol_version: str | None = None
     capabilities: dict[str, bool] = field(default_factory=dict)
