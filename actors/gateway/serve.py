@@ -6,7 +6,8 @@ both go through the SDK's bearer middleware (`actors.gateway.access.guard`). On 
 DNS-rebinding protection checks ``Host`` and ``Origin`` on ``/mcp``, and the other routes refuse a
 foreign ``Host`` too. ``/healthz`` reports each server's state as JSON without waking any; with
 authentication, a probe without it (a load balancer's, a Kubernetes readiness check) learns only
-that the gateway is up.
+that the gateway is up. ``/`` is the operator's page (``/operator.json`` its JSON twin), for
+whom the policy makes an admin (`actors.gateway.operator`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from starlette.routing import Mount, Route, request_response
 from actors.gateway.access.guard import Guard
 from actors.gateway.access.limits_http import limit_requests
 from actors.gateway.gateway import Gateway
+from actors.gateway.operator.route import JSON_PATH, PAGE_PATH, OperatorPage
 from actors.gateway.pipes import stdio_pipes
 
 __all__ = ["HTTPRefused", "Metrics", "http_app", "is_loopback", "serve_http", "serve_stdio"]
@@ -173,6 +175,11 @@ def http_app(
         # Behind the guard like /mcp: it must hold the same token (and scopes).
         guarded: Any = guard.require(request_response(exposition)) if guard is not None else exposition
         routes.append(Route("/metrics", guarded))
+    # The operator's page: the guard answers 401 as for /mcp, then the page asks the policy.
+    operator = OperatorPage(gateway, secrets=[token] if token else [])
+    for path, endpoint in ((PAGE_PATH, operator.page), (JSON_PATH, operator.json)):
+        page: Any = guard.require(request_response(endpoint)) if guard is not None else endpoint
+        routes.append(Route(path, page, methods=["GET"]))
     routes.append(Mount("/", app=mcp_app))
     outer: Any = Starlette(routes=routes, lifespan=mcp_app.router.lifespan_context)
     app: Any = (

@@ -244,6 +244,11 @@ class Audit:
         return self._sink.recent(limit)
 
     @property
+    def replica(self) -> str | None:
+        """This replica's id in a cluster (None: a gateway of its own)."""
+        return self._replica
+
+    @property
     def dropped(self) -> int:
         """Records not written because the writer fell behind."""
         return self._sink.dropped

@@ -1,0 +1,156 @@
+"""The operator's page without a browser: what a snapshot keeps of a server's status and of an
+audit record (no argument, no secret), and the HTML it renders, escaped."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from html.parser import HTMLParser
+
+from actors.gateway.access.audit import AuditRecord, Outcome
+from actors.gateway.operator.page import REFRESH_SECONDS, render
+from actors.gateway.operator.snapshot import CRASH, snapshot
+from actors.runtime import ServerStatus
+from actors.runtime.state import ServerState
+
+SECRET = "s3cret-value-9a8b7c"
+HOSTILE = '<script>alert("x")</script>&"\''
+
+
+def status(namespace: str = "fx", **keys: object) -> ServerStatus:
+    fields: dict[str, object] = {"state": ServerState.RUNNING, "transport": "stdio", "pid": 4242, **keys}
+    return ServerStatus(namespace=namespace, **fields)  # type: ignore[arg-type]
+
+
+def record(**keys: object) -> AuditRecord:
+    fields: dict[str, object] = {
+        "time": "2026-12-04T20:00:00.000Z",
+        "subject": "alice",
+        "issuer": "https://issuer",
+        "client": "alice-cli",
+        "method": "tools/call",
+        "server": "fx",
+        "tool": "echo",
+        "prompt": None,
+        "uri": None,
+        "arguments_digest": "sha256:" + "0" * 64,
+        "arguments_json": json.dumps({"text": SECRET}),
+        "outcome": Outcome.OK,
+        "error_type": None,
+        "reason": None,
+        "duration_ms": 1.5,
+        "trace_id": "ab" * 16,
+        "replica": None,
+        **keys,
+    }
+    return AuditRecord(**fields)  # type: ignore[arg-type]
+
+
+class _Elements(HTMLParser):
+    """The tags of a document, and its text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parsed(page: str) -> _Elements:
+    elements = _Elements()
+    elements.feed(page)
+    return elements
+
+
+def test_a_server_shows_its_counters_latency_and_last_failed_call() -> None:
+    view = snapshot(
+        [
+            status(
+                calls=7,
+                errors=2,
+                restarts=1,
+                latency_p50_ms=3.25,
+                latency_p99_ms=40.0,
+                last_call_error="timeout",
+                last_call_error_at=1_800_000_100.0,
+                last_error="crashed: exit 3",
+                last_error_at=1_800_000_000.0,
+            )
+        ],
+        [],
+        now=1_800_000_200.0,
+    )
+    [row] = view.to_json()["servers"]
+    assert row == {
+        "namespace": "fx",
+        "state": "running",
+        "transport": "stdio",
+        "pid": 4242,
+        "restarts": 1,
+        "calls": 7,
+        "errors": 2,
+        "inFlight": 0,
+        "p50Ms": 3.25,
+        "p99Ms": 40.0,
+        # The later of the two; a call's error is told by its type only (its text may quote arguments).
+        "lastError": {
+            "type": "timeout",
+            "message": "the last failed call: timeout",
+            "at": "2027-01-15T08:01:40Z",
+        },
+    }
+    assert view.taken == "2027-01-15T08:03:20Z"
+
+
+def test_a_crash_is_told_short_and_without_a_configured_secret() -> None:
+    text = f"the process exited (code 3): token={SECRET} " + "x" * 400
+    view = snapshot([status(last_error=text, last_error_at=10.0)], [], secrets=[SECRET])
+    error = view.servers[0].last_error
+    assert error is not None and error.type == CRASH
+    assert SECRET not in error.message and "***" in error.message
+    assert len(error.message) <= 160 and error.message.endswith("…")
+
+
+def test_an_audit_record_shows_no_argument_nor_digest_and_the_newest_first() -> None:
+    records = [
+        record(tool="echo"),
+        record(subject="bob", tool="add", outcome=Outcome.DENIED, reason="no-rule"),
+    ]
+    view = snapshot([], records)
+    rows = view.to_json()["audit"]
+    assert [(r["subject"], r["target"], r["outcome"], r["reason"]) for r in rows] == [
+        ("bob", "add", "denied", "no-rule"),
+        ("alice", "echo", "ok", None),
+    ]
+    text = json.dumps(view.to_json()) + render(view)
+    assert SECRET not in text and "sha256:" not in text and "ab" * 16 not in text
+
+
+def test_every_value_is_escaped() -> None:
+    view = snapshot(
+        [status(namespace=HOSTILE, last_error=HOSTILE, last_error_at=1.0)],
+        [record(subject=HOSTILE, client=HOSTILE, uri=HOSTILE, tool=None, replica=HOSTILE)],
+        replica=HOSTILE,
+    )
+    page = render(view)
+    elements = parsed(page)
+    assert "script" not in elements.tags
+    assert "<script>" not in page and html.escape(HOSTILE, quote=True) in page
+    # The hostile text reads back as itself, in the servers' table and the audit's.
+    assert "".join(elements.text).count('<script>alert("x")</script>') >= 4
+    assert re.search(r'data-server="&lt;script&gt;alert\(&quot;x&quot;\)', page)
+
+
+def test_the_page_refreshes_itself_and_says_when_there_is_nothing() -> None:
+    page = render(snapshot([], []))
+    assert f'<meta http-equiv="refresh" content="{REFRESH_SECONDS}">' in page
+    assert "No servers configured." in page and "No requests recorded yet." in page
+    elements = parsed(page)
+    assert {"script", "link", "img", "iframe"}.isdisjoint(elements.tags)
+    assert elements.tags.count("table") == 2
