@@ -22,11 +22,13 @@ import copy
 import http.client
 import http.server
 import json
+import os
 import re
 import shlex
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import tomllib
 from collections.abc import Iterator
@@ -41,14 +43,18 @@ import kubernetes_validate
 import pytest
 import yaml
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from actors.config import load_config
 from actors.gateway import command as gateway_command
-from tests.cluster.conftest import Replica, ReplicaFactory, text_of
+from actors.gateway.access.policy_file import load_policy, policy_file
+from tests.cluster.conftest import Replica, ReplicaFactory, RoundRobin, text_of
 from tests.conftest import wait_until
+from tests.docs.test_team_config import blocks as team_blocks
 from tests.gateway.conftest import fixture, write_config
 from tests.runtime.conftest import ROOT
-from tests.servers.http import free_port
+from tests.servers.http import HTTPServer, free_port
+from tests.servers.oidc_issuer import serve_issuer
 
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
@@ -166,7 +172,10 @@ def test_the_gateway_deployment_runs_three_replicas_probed_on_healthz() -> None:
     assert option(container["args"], "--advertise") == f"http://$(POD_IP):{http_port(argv)}/mcp"
     env = {e["name"]: e for e in container["env"]}
     assert env["POD_IP"]["valueFrom"] == {"fieldRef": {"fieldPath": "status.podIP"}}
-    assert options.token_file and options.config
+    # The team config: callers sign in at its issuer (no static token), and a changed ConfigMap
+    # is reloaded.
+    assert options.config and options.watch and options.token_file is None
+    assert options.issuer is None and options.resource_url is None, "the config's access.auth decides"
 
     service = resource("Service", "mcp-actors-gateway")
     assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
@@ -186,21 +195,82 @@ def mounted(pod_spec: dict[str, Any], container: dict[str, Any], path: str) -> t
     return volumes[0], name
 
 
-def test_the_gateway_pods_get_the_token_the_servers_and_redis() -> None:
+def test_the_gateway_pods_get_the_team_config_and_its_policy(tmp_path: Path) -> None:
     pod_spec = resource("Deployment", "mcp-actors-gateway")["spec"]["template"]["spec"]
     container = gateway_container()
-    args = container["args"]
+    volume, key = mounted(pod_spec, container, option(container["args"], "--config"))
+    data = resource("ConfigMap", volume["configMap"]["name"])["data"]
+    # The very files of docs/gateway.md's complete team config, which its own test checks.
+    page = team_blocks()
+    assert json.loads(data[key]) == json.loads(page["json file=mcp.json"])
+    assert data["policy.cedar"] == page["cedar file=policy.cedar"]
+    # Loaded as the pod has them: each key a file of the mounted folder.
+    for name, text in data.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    config = load_config(tmp_path / key, environ=pod_environment(container))
+    policy = policy_file(config)
+    assert policy is not None and policy.parent == tmp_path and policy.name in data
+    assert load_policy(config) is not None
+    assert config.access.auth is not None and config.access.audit.file == "-", "audit to the pod's log"
 
-    volume, key = mounted(pod_spec, container, option(args, "--token-file"))
-    secret = resource("Secret", volume["secret"]["secretName"])
-    assert key in secret["stringData"]
-    # Shipped empty: the gateway refuses to start off loopback until someone sets a token.
-    assert secret["stringData"][key] == ""
 
-    volume, key = mounted(pod_spec, container, option(args, "--config"))
-    configmap = resource("ConfigMap", volume["configMap"]["name"])
-    assert json.loads(configmap["data"][key]) == json.loads((DEPLOY / "mcp.json").read_text())
+def pod_environment(container: dict[str, Any]) -> dict[str, str]:
+    """The container's environment as Kubernetes would set it from the manifests (a secret's
+    value as shipped), each reference checked to exist."""
+    environ: dict[str, str] = {}
+    for entry in container["env"]:
+        source = entry.get("valueFrom", {})
+        if "secretKeyRef" in source:
+            ref = source["secretKeyRef"]
+            secret = resource("Secret", ref["name"])
+            assert ref["key"] in secret["stringData"], f"{ref['name']} has no key {ref['key']}"
+            environ[entry["name"]] = secret["stringData"][ref["key"]]
+        elif "fieldRef" in source:
+            environ[entry["name"]] = "10.0.0.7"
+        else:
+            environ[entry["name"]] = entry["value"]
+    return environ
 
+
+def test_every_variable_the_config_reads_is_set_from_the_secret() -> None:
+    container = gateway_container()
+    volume, key = mounted(
+        resource("Deployment", "mcp-actors-gateway")["spec"]["template"]["spec"],
+        container,
+        option(container["args"], "--config"),
+    )
+    text = resource("ConfigMap", volume["configMap"]["name"])["data"][key]
+    # ${VAR} and ${VAR:-default} are the gateway's environment; ${claim:...}, ${caller:...} the caller's.
+    wanted = {
+        name
+        for name in re.findall(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}", text)
+        if name not in ("claim", "caller")
+    }
+    assert wanted == {"MCP_GATEWAY_CLIENT_SECRET"}
+    environ = pod_environment(container)
+    assert wanted <= set(environ)
+    secrets = {e["name"] for e in container["env"] if "secretKeyRef" in e.get("valueFrom", {})}
+    assert wanted <= secrets, "a secret of the config comes from the Secret, not the manifest"
+    # Shipped empty: the operator sets it from the issuer; nothing secret is in git.
+    assert all(value == "" for value in resource("Secret", "mcp-actors-secrets")["stringData"].values())
+
+
+def test_every_mount_has_its_volume_and_every_volume_its_source() -> None:
+    pod_spec = resource("Deployment", "mcp-actors-gateway")["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in pod_spec["volumes"]}
+    mounts = [m["name"] for c in pod_spec["containers"] for m in c["volumeMounts"]]
+    assert sorted(mounts) == sorted(volumes), (mounts, sorted(volumes))
+    for volume in volumes.values():
+        if "configMap" in volume:
+            resource("ConfigMap", volume["configMap"]["name"])
+        elif "secret" in volume:
+            resource("Secret", volume["secret"]["secretName"])
+        else:
+            assert volume.get("emptyDir") == {}, volume
+
+
+def test_the_gateway_pods_reach_redis_in_their_namespace() -> None:
+    args = gateway_container()["args"]
     cluster = urlsplit(option(args, "--cluster"))
     assert cluster.scheme == "redis"
     redis_service = resource("Service", cluster.hostname or "")
@@ -209,6 +279,15 @@ def test_the_gateway_pods_get_the_token_the_servers_and_redis() -> None:
     assert redis_service["spec"]["selector"].items() <= redis_pod["metadata"]["labels"].items()
     namespaces = {r["metadata"].get("namespace") for _, r in manifests() if r["kind"] != "Namespace"}
     assert namespaces == {resource("Namespace", "mcp-actors")["metadata"]["name"]}
+
+
+def test_the_image_installs_the_team_configs_servers(tmp_path: Path) -> None:
+    page = team_blocks()
+    (tmp_path / "mcp.json").write_text(page["json file=mcp.json"], encoding="utf-8")
+    config = load_config(tmp_path / "mcp.json", environ={"MCP_GATEWAY_CLIENT_SECRET": ""})
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    stdio = [s for s in config.servers.values() if s.command is not None]
+    assert stdio and all(s.command in dockerfile for s in stdio), "deploy/Dockerfile lacks a server"
 
 
 # --- compose -----------------------------------------------------------------------------------
@@ -480,6 +559,23 @@ def _calls_counted(replica: Replica) -> float:
     )
 
 
+def _hops(started: list[Replica]) -> tuple[dict[str, int], str]:
+    """nginx's upstream ports for ``started``, and the servers (for nginx's http block) that
+    pass each on to its replica.
+
+    A replica on loopback accepts only its own Host (DNS-rebinding protection), which one nginx
+    cannot send to three ports: a hop per replica sets it. Off loopback (compose, Kubernetes)
+    the replicas take any Host and nginx talks to them directly."""
+    hops = {name: free_port() for name in GATEWAY_SERVICES}
+    extra = "".join(
+        f"server {{ listen 127.0.0.1:{hops[name]}; location / {{ proxy_pass http://127.0.0.1:{r.port};"
+        f" proxy_set_header Host 127.0.0.1:{r.port}; proxy_http_version 1.1;"
+        f' proxy_set_header Connection ""; proxy_buffering off; proxy_read_timeout 1h; }} }}\n'
+        for name, r in zip(GATEWAY_SERVICES, started, strict=True)
+    )
+    return hops, extra
+
+
 async def _echoes(url: str, era: str, count: int) -> list[str | None]:
     async with Client(url, mode=era) as client:  # type: ignore[arg-type]
         return [text_of(await client.call_tool("f__echo", {"text": f"{era}-{i}"})) for i in range(count)]
@@ -489,16 +585,7 @@ def test_mcp_clients_of_both_eras_through_nginx_in_front_of_three_replicas(
     tmp_path: Path, replicas: ReplicaFactory
 ) -> None:
     started = replicas(3, write_config(tmp_path, {"f": fixture()}))
-    # A replica on loopback accepts only its own Host (DNS-rebinding protection), which one
-    # nginx cannot send to three ports: a hop per replica sets it. Off loopback (compose,
-    # Kubernetes) the replicas take any Host and nginx talks to them directly.
-    hops = {name: free_port() for name in GATEWAY_SERVICES}
-    extra = "".join(
-        f"server {{ listen 127.0.0.1:{hops[name]}; location / {{ proxy_pass http://127.0.0.1:{r.port};"
-        f" proxy_set_header Host 127.0.0.1:{r.port}; proxy_http_version 1.1;"
-        f' proxy_set_header Connection ""; proxy_buffering off; proxy_read_timeout 1h; }} }}\n'
-        for name, r in zip(GATEWAY_SERVICES, started, strict=True)
-    )
+    hops, extra = _hops(started)
     with _running_nginx(tmp_path / "nginx", hops, extra) as port:
         url = f"http://127.0.0.1:{port}/mcp"
         before = [_calls_counted(r) for r in started]
@@ -510,3 +597,122 @@ def test_mcp_clients_of_both_eras_through_nginx_in_front_of_three_replicas(
         assert anyio.run(_echoes, url, "2026-07-28", 12) == [f"2026-07-28-{i}" for i in range(12)]
         modern = [_calls_counted(r) - b - n for r, b, n in zip(started, before, legacy, strict=True)]
     assert sum(modern) == 12 and sum(1 for n in modern if n) >= 2, modern
+
+
+# --- the team config, for real -----------------------------------------------------------------
+
+TEAM_CLIENT_SECRET = "the-gateways-client-secret-5c2e"
+"""What the operator puts in secret.yaml's ``client-secret``: the gateway's client at the issuer."""
+
+
+def _get(
+    port: int, path: str, token: str | None = None, method: str = "GET"
+) -> tuple[int, dict[str, str], bytes]:
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request(method, path, body=b"{}" if method == "POST" else None, headers=headers)
+        response = connection.getresponse()
+        found = {name.lower(): value for name, value in response.getheaders()}
+        return response.status, found, response.read()
+    finally:
+        connection.close()
+
+
+def _deployment_args() -> list[str]:
+    """The Deployment's gateway arguments but those the test gives for loopback (where it
+    serves, the config's path, the cluster's Redis, the advertised address)."""
+    args, kept = gateway_container()["args"], []
+    skip = {"--http", "--config", "--cluster", "--advertise"}
+    it = iter(args)
+    for word in it:
+        if word in skip:
+            next(it)
+        else:
+            kept.append(word)
+    return kept
+
+
+async def _team_calls(url: str, alice: str, bob: str) -> dict[str, Any]:
+    """Alice (dev) and bob (support) through nginx, spread over the replicas."""
+    seen: dict[str, Any] = {}
+    async with RoundRobin([url], era="2026-07-28", token=alice) as clients:
+        whoami = await clients.call_tool("tickets__whoami")
+        assert not whoami.is_error, whoami
+        seen["alice-tickets"] = whoami.structured_content
+        times = [await clients.call_tool("time__get_current_time", {"timezone": "UTC"}) for _ in range(3)]
+        assert not any(r.is_error for r in times), times
+    async with RoundRobin([url], era="2026-07-28", token=bob) as clients:
+        assert not (await clients.call_tool("time__get_current_time", {"timezone": "UTC"})).is_error
+        # Support may not use tickets__whoami: for bob it does not exist.
+        with pytest.raises(MCPError, match="Unknown tool"):
+            await clients.call_tool("tickets__whoami")
+        seen["bob-tools"] = sorted(t.name for t in await clients.list_tools())
+    return seen
+
+
+def test_the_team_config_runs_behind_nginx_and_signs_each_user_in(
+    tmp_path: Path, replicas: ReplicaFactory
+) -> None:
+    """The ConfigMap's config and policy, the Deployment's arguments and the Secret's variable,
+    on three real replicas on Redis behind the real nginx.conf; the issuer is one of ours on
+    loopback (``--issuer`` overrides the file's), and the tickets server a real backend that
+    trusts it (its URL the one thing of the file changed)."""
+    container = gateway_container()
+    volume, key = mounted(
+        resource("Deployment", "mcp-actors-gateway")["spec"]["template"]["spec"],
+        container,
+        option(container["args"], "--config"),
+    )
+    data = resource("ConfigMap", volume["configMap"]["name"])["data"]
+    config = json.loads(data[key])
+    resource_url = config["access"]["auth"]["resource"]
+    scope = " ".join(config["access"]["auth"]["scopes"])
+    tickets = config["mcpServers"]["tickets"]
+    exchange = tickets["tokenExchange"]
+    secret_env = {e["name"] for e in container["env"] if "secretKeyRef" in e.get("valueFrom", {})}
+    with (
+        serve_issuer() as issuer,
+        HTTPServer(
+            module="tests.servers.bearer_backend",
+            extra_args=("--issuer", issuer.url, "--audience", exchange["audience"]),
+        ) as backend,
+    ):
+        issuer.client(exchange["clientId"], TEAM_CLIENT_SECRET)
+        tickets["url"] = backend.url
+        folder = tmp_path / "etc-mcp-actors"
+        folder.mkdir()
+        for name, text in data.items():
+            (folder / name).write_text(json.dumps(config) if name == key else text, encoding="utf-8")
+        env = {name: TEAM_CLIENT_SECRET for name in secret_env}
+        # The image has the servers' commands on its PATH; here they are the venv's.
+        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+        started = replicas(3, folder / key, env=env, extra_args=(*_deployment_args(), "--issuer", issuer.url))
+        alice = issuer.mint(
+            sub="alice", aud=resource_url, scope=scope, groups=["dev"], zoneinfo="Europe/Paris"
+        )
+        bob = issuer.mint(sub="bob", aud=resource_url, scope=scope, groups=["support"])
+        # The probes: /healthz answers without a token, and says no more than that.
+        for replica in started:
+            status, _, body = _get(replica.port, "/healthz")
+            assert (status, json.loads(body)) == (200, {"status": "ok"})
+        hops, extra = _hops(started)
+        with _running_nginx(tmp_path / "nginx", hops, extra) as port:
+            status, headers, _ = _get(port, "/mcp", method="POST")
+            assert status == 401 and "resource_metadata=" in headers["www-authenticate"], headers
+            seen = anyio.run(_team_calls, f"http://127.0.0.1:{port}/mcp", alice, bob)
+        per_user = [
+            name
+            for replica in started
+            for name in json.loads(_get(replica.port, "/healthz", alice)[2])["servers"]
+            if name.startswith("time@")
+        ]
+    # The tickets server was called as alice, with the token the issuer exchanged for the gateway.
+    assert seen["alice-tickets"]["sub"] == "alice"
+    assert seen["alice-tickets"]["act"] == {"sub": exchange["clientId"]}
+    assert seen["alice-tickets"]["aud"] == exchange["audience"]
+    assert seen["bob-tools"] == ["time__convert_time", "time__get_current_time"]
+    # One time server per user: alice's and bob's are distinct copies.
+    assert len(set(per_user)) >= 2, per_user
