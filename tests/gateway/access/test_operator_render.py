@@ -7,8 +7,12 @@ import html
 import json
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 from actors.gateway.access.audit import AuditRecord, Outcome
+from actors.gateway.access.policy import Policy
+from actors.gateway.access.principal import LOCAL, STATIC, AuthMode, Principal
+from actors.gateway.access.uses import Use
 from actors.gateway.operator.page import REFRESH_SECONDS, render
 from actors.gateway.operator.snapshot import CRASH, snapshot
 from actors.runtime import ServerStatus
@@ -154,3 +158,15 @@ def test_the_page_refreshes_itself_and_says_when_there_is_nothing() -> None:
     elements = parsed(page)
     assert {"script", "link", "img", "iframe"}.isdisjoint(elements.tags)
     assert elements.tags.count("table") == 2
+
+
+def test_the_admins_rule_the_docs_show_means_what_they_say() -> None:
+    page = (Path(__file__).resolve().parents[3] / "docs" / "gateway.md").read_text()
+    [text] = [block.split("```", 1)[0] for block in page.split("```cedar id=admins\n")[1:]]
+    policy = Policy.parse(text, "docs/gateway.md")
+    admin = Principal("ann", AuthMode.OAUTH, scopes=("mcp", "gateway:admin"))
+    user = Principal("bob", AuthMode.OAUTH, scopes=("mcp",), groups=("dev",))
+    assert policy.decide(admin, Use.admin()).allowed and policy.decide(STATIC, Use.admin()).allowed
+    assert not policy.decide(user, Use.admin()).allowed and not policy.decide(LOCAL, Use.admin()).allowed
+    # It opens the page only: nothing a server offers.
+    assert not policy.decide(admin, Use.call("fx", "echo")).allowed
