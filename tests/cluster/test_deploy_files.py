@@ -10,6 +10,10 @@
   Debian's nginx.
 - Wiring: the gateway arguments parse with the real ``mcp-actors`` parser; the ports, paths,
   secret, config and Redis address agree across the files; the servers config loads.
+- The team config (docs/gateway.md, "A complete team config"): the ConfigMap carries the page's
+  config and Cedar policy, which load with the gateway's own loaders where the pod mounts them;
+  every variable the config reads comes from the Secret; and, for real, three replicas run them
+  with the Deployment's arguments behind nginx, users signed in by an issuer of ours.
 
 Each validator is also shown a broken copy, so a validator that accepts anything fails here.
 """
