@@ -6,7 +6,7 @@ the MCP endpoint gives. Then the policy decides, as for everything else: the pag
 ``admin`` action on ``Gateway::"gateway"``. Without a policy only the gateway's operator may see
 it: the holder of the static token, or the local user of a loopback gateway without a token;
 an OAuth user needs a policy that names them (a policy is how a team says who its admins are).
-Anyone else is answered 403.
+A replica's credential never opens it. Anyone else is answered 403.
 
 Gathering asks the registry (which waits) and reads the audit's recent records, then renders:
 all of it on a worker thread (`anyio.to_thread`), never on the gateway's loop. The decision is
@@ -74,6 +74,8 @@ class OperatorPage:
 
     def permits(self, principal: Principal) -> bool:
         """Whether ``principal`` may see the page (see the module)."""
+        if principal.mode is AuthMode.REPLICA:
+            return False  # a machine credential the replicas share: never an operator
         policy = self._gateway.gate.policy
         if policy is None:
             return principal.mode in _OPERATORS

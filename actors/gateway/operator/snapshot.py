@@ -39,7 +39,8 @@ _TYPES = frozenset(kind.value for kind in ErrorType)
 
 @dataclass(frozen=True, slots=True)
 class LastError:
-    """A server's last error: its classified type, a short message, and when (UTC, ISO 8601)."""
+    """A server's last error: its classified type, a short message, and when (UTC, ISO 8601).
+    Immutable, like every value here: made on a worker thread, read on any."""
 
     type: str
     message: str
@@ -121,7 +122,7 @@ class AuditRow:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """The page's content at one moment."""
+    """The page's content at one moment (immutable: made on a worker thread, read on any)."""
 
     taken: str
     """When it was gathered (UTC, ISO 8601)."""

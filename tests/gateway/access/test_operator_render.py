@@ -1,5 +1,5 @@
 """The operator's page without a browser: what a snapshot keeps of a server's status and of an
-audit record (no argument, no secret), and the HTML it renders, escaped."""
+audit record (no argument, no secret), the HTML it renders, escaped, and who may see it."""
 
 from __future__ import annotations
 
@@ -13,10 +13,13 @@ from actors.gateway.access.audit import AuditRecord, Outcome
 from actors.gateway.access.policy import Policy
 from actors.gateway.access.principal import LOCAL, STATIC, AuthMode, Principal
 from actors.gateway.access.uses import Use
+from actors.gateway.gateway import Gateway
 from actors.gateway.operator.page import REFRESH_SECONDS, render
+from actors.gateway.operator.route import OperatorPage
 from actors.gateway.operator.snapshot import CRASH, snapshot
 from actors.runtime import ServerStatus
 from actors.runtime.state import ServerState
+from tests.runtime.conftest import config, stdio_server
 
 SECRET = "s3cret-value-9a8b7c"
 HOSTILE = '<script>alert("x")</script>&"\''
@@ -170,3 +173,23 @@ def test_the_admins_rule_the_docs_show_means_what_they_say() -> None:
     assert not policy.decide(user, Use.admin()).allowed and not policy.decide(LOCAL, Use.admin()).allowed
     # It opens the page only: nothing a server offers.
     assert not policy.decide(admin, Use.call("fx", "echo")).allowed
+
+
+def test_who_may_see_the_page_follows_the_policy_in_force() -> None:
+    alice = Principal("alice", AuthMode.OAUTH, scopes=("mcp", "gateway:admin"))
+    replica = Principal("replica", AuthMode.REPLICA, client_id="replica")
+    with Gateway.start(config({"fx": stdio_server()})) as gateway:
+        page = OperatorPage(gateway)
+        # No policy: the gateway's own operator only, the static token's holder or the local user.
+        assert page.permits(STATIC) and page.permits(LOCAL)
+        assert not page.permits(alice) and not page.permits(replica)
+        # A policy (as a reload adopts it): its admin rule decides, for the next request already.
+        gateway.adopt_policy(
+            Policy.parse(
+                '@id("admins") permit (principal, action == Action::"admin", resource == Gateway::"gateway")'
+                ' when { principal.scopes.contains("gateway:admin") };'
+            )
+        )
+        assert page.permits(alice) and not page.permits(STATIC) and not page.permits(LOCAL)
+        gateway.adopt_policy(Policy.parse('@id("all") permit (principal, action, resource);'))
+        assert page.permits(STATIC) and not page.permits(replica)  # a replica's credential: never
