@@ -9,7 +9,7 @@ backend update is published on the bus once.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
@@ -62,8 +62,9 @@ class Resources:
         self._handoff = handoff
         self._bus = bus
         self._affinity = affinity
-        self._subscribers: dict[tuple[int, str], Any] = {}
-        """(id of the client's session, URI) → that session, for ``resources/subscribe``."""
+        self._subscribers: dict[tuple[int, str], tuple[Any, Principal, Use]] = {}
+        """(id of the client's session, URI) → that session, its caller and its subscription,
+        for ``resources/subscribe``."""
         self._listen = ListenHandler(bus)
         self._watches = ResourceWatches(self._watch)
 
@@ -121,14 +122,14 @@ class Resources:
         self._requests.seen(ctx)
         uri = str(params.uri)
         namespace, serving = await self.served_by(uri)  # a URI nobody serves is the client's error
-        use = Use.read(namespace, uri, serving, Action.SUBSCRIBE)
-        async with self._gate.guard(principal_of(ctx), use) as admission:
+        use, principal = Use.read(namespace, uri, serving, Action.SUBSCRIBE), principal_of(ctx)
+        async with self._gate.guard(principal, use) as admission:
             _check(admission, uri)
             key = (id(ctx.session), uri)
             if key in self._subscribers:
                 return types.EmptyResult()
             # One backend subscription per URI, shared with listen streams (`_watch`).
-            self._subscribers[key] = ctx.session
+            self._subscribers[key] = (ctx.session, principal, use)
             try:
                 await self._watches.hold([uri])
             except BaseException:
@@ -150,19 +151,21 @@ class Resources:
         uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
         listen = self._listen
         if self._gate.polices and uris:
-            withheld = await self._withheld(principal_of(ctx), uris)
-            if withheld:
-                # Acknowledged as asked, as a URI nobody serves is, but never followed or told.
-                uris = [uri for uri in uris if uri not in withheld]
-                listen = ListenHandler(_Withholding(self._bus, withheld))
+            principal = principal_of(ctx)
+            uses = await self._uses(uris)
+            # Acknowledged as asked, as a URI nobody serves is; what the caller may not follow is
+            # not followed for them, and its updates are withheld (decided again at each, so
+            # that a reload that takes it away stops them).
+            uris = [uri for uri in uris if uri not in uses or self._gate.permits(principal, uses[uri])]
+            listen = ListenHandler(_Withholding(self._bus, self._gate, principal, uses))
         try:
             await self._watches.hold(uris)
             return await listen(ctx, params)
         finally:
             self._watches.release(uris)
 
-    async def _withheld(self, principal: Principal, uris: list[str]) -> frozenset[str]:
-        """The ``uris`` ``principal`` may not subscribe to (a URI nobody serves is not one)."""
+    async def _uses(self, uris: list[str]) -> dict[str, Use]:
+        """The subscription each of ``uris`` would be (but a URI nobody serves)."""
         uses: dict[str, Use] = {}
         for uri in uris:
             try:
@@ -170,7 +173,7 @@ class Resources:
             except MCPError:
                 continue
             uses[uri] = Use.read(namespace, uri, serving, Action.SUBSCRIBE)
-        return frozenset(uri for uri, use in uses.items() if not self._gate.permits(principal, use))
+        return uses
 
     async def _watch(self, uri: str) -> Followed | None:
         try:
@@ -202,8 +205,9 @@ class Resources:
         self._handoff.call(self._tell_on_loop, uri)
 
     def _tell_on_loop(self, uri: str) -> None:
-        for (_, subscribed), session in list(self._subscribers.items()):
-            if subscribed == uri:
+        for (_, subscribed), (session, principal, use) in list(self._subscribers.items()):
+            # Decided again: a reload may have taken the resource away from its subscriber.
+            if subscribed == uri and self._gate.permits(principal, use):
                 self._handoff.start(session.send_resource_updated(uri))
 
 
@@ -229,19 +233,24 @@ def _template_use(spec: ResourceTemplateSpec) -> Use:
 
 
 class _Withholding:
-    """A listen stream's view of the bus without the updates of ``uris`` (what its caller may
-    not subscribe to). On the loop, like the bus's listeners."""
+    """A listen stream's view of the bus without the updates its caller may not follow (``uses``:
+    the stream's subscriptions, decided at each update). On the loop, like the bus's listeners."""
 
-    def __init__(self, bus: SubscriptionBus, uris: Collection[str]) -> None:
+    def __init__(
+        self, bus: SubscriptionBus, gate: AccessGate, principal: Principal, uses: dict[str, Use]
+    ) -> None:
         self._bus = bus
-        self._uris = frozenset(uris)
+        self._gate = gate
+        self._principal = principal
+        self._uses = uses
 
     async def publish(self, event: ServerEvent) -> None:
         await self._bus.publish(event)
 
     def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
         def deliver(event: ServerEvent) -> None:
-            if not (isinstance(event, ResourceUpdated) and event.uri in self._uris):
+            use = self._uses.get(event.uri) if isinstance(event, ResourceUpdated) else None
+            if use is None or self._gate.permits(self._principal, use):
                 listener(event)
 
         return self._bus.subscribe(deliver)

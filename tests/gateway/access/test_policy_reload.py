@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import signal
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +19,11 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from tests.conftest import wait_until
 from tests.gateway.access.identity import client
-from tests.gateway.access.test_policy_gateway import POLICY, alice, bob, policy_gateway, text_of
+from tests.gateway.access.test_policy_gateway import GREETING, POLICY, alice, bob, policy_gateway, text_of
 from tests.gateway.conftest import WAIT, GatewayProcess
 from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
 
@@ -44,6 +45,12 @@ def issuer() -> Iterator[OIDCIssuer]:
 @pytest.fixture(scope="module")
 def searching(issuer: OIDCIssuer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
     yield from policy_gateway(tmp_path_factory.mktemp("policy-search"), issuer, POLICY, toolSearch=True)
+
+
+def without_rule(policy: str, rule: str) -> str:
+    """``policy`` without the rule ``@id(rule)`` (up to the next rule)."""
+    before, _, rest = policy.partition(f'@id("{rule}")')
+    return before + rest[rest.index("@id(") :]
 
 
 def found(result: types.CallToolResult) -> list[str]:
@@ -192,5 +199,71 @@ def test_a_policy_file_that_does_not_load_keeps_the_one_in_force(issuer: OIDCIss
             "still",
             "refused by policy ops-small-sums: this request does not meet their conditions",
         )
+    finally:
+        next(gateway_runs, None)
+
+
+def test_a_reload_that_takes_a_resource_away_stops_its_updates(issuer: OIDCIssuer, tmp_path: Path) -> None:
+    """bob follows the greeting twice (a handshake-era subscription, a listen stream), alice once;
+    the reload takes it from bob: alice still hears its updates, bob no more on either."""
+    gateway_runs = policy_gateway(tmp_path, issuer, POLICY)
+    gateway = next(gateway_runs)
+    try:
+        heard: dict[str, list[str]] = {"alice": [], "bob-stream": [], "bob-subscribed": []}
+
+        async def legacy_updates(message: Any) -> None:
+            if getattr(message, "method", None) == "notifications/resources/updated":
+                heard["bob-subscribed"].append(str(message.params.uri))
+
+        async def collect(stream: Any, who: str) -> None:
+            async for event in stream:
+                heard[who].append(getattr(event, "uri", ""))
+
+        async def touch_until(session: Any, *whose: str) -> None:
+            counts = {who: len(heard[who]) for who in whose}
+            with anyio.fail_after(WAIT):
+                while any(len(heard[who]) == counts[who] for who in whose):
+                    await session.call_tool("fx__touch", {"uri": GREETING})
+                    await anyio.sleep(0.2)
+
+        async def scenario() -> None:
+            token = bob(issuer, gateway)
+            http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+            async with (
+                client(gateway, alice(issuer, gateway), "2026-07-28") as dev,
+                client(gateway, token, "2026-07-28") as ops,
+                Client(
+                    streamable_http_client(gateway.url, http_client=http),
+                    message_handler=legacy_updates,
+                    mode="legacy",
+                ) as ops_legacy,
+                dev.listen(resource_subscriptions=[GREETING]) as dev_stream,
+                ops.listen(resource_subscriptions=[GREETING]) as ops_stream,
+                anyio.create_task_group() as tasks,
+            ):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", MCPDeprecationWarning)
+                    await ops_legacy.subscribe_resource(GREETING)
+                tasks.start_soon(collect, dev_stream, "alice")
+                tasks.start_soon(collect, ops_stream, "bob-stream")
+                await touch_until(dev, "alice", "bob-stream", "bob-subscribed")
+                (tmp_path / "policy.cedar").write_text(without_rule(POLICY, "ops-greeting"))
+                gateway.process.send_signal(signal.SIGHUP)  # type: ignore[union-attr]
+                with anyio.fail_after(WAIT):
+                    while True:  # the reload is done once bob may no longer read it
+                        try:
+                            await ops.read_resource(GREETING)
+                        except MCPError:
+                            break
+                        await anyio.sleep(0.1)
+                before = {who: len(events) for who, events in heard.items()}
+                for _ in range(3):
+                    await touch_until(dev, "alice")
+                tasks.cancel_scope.cancel()
+            assert {who: len(events) for who, events in heard.items() if who != "alice"} == {
+                who: count for who, count in before.items() if who != "alice"
+            }, heard
+
+        anyio.run(scenario)
     finally:
         next(gateway_runs, None)
