@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from actors.testing import procfs
+from tests.harness import forkserver
 
 pytest_plugins = ("tests.harness.loop_lag", "tests.harness.skips")
 
@@ -24,8 +25,9 @@ _ALLOWED_THREAD_PREFIXES = ("pytest_timeout", "asyncio_")
 
 
 def child_pids() -> set[int]:
-    """Live (non-zombie) child processes of this process."""
-    return procfs.child_pids(os.getpid())
+    """Live (non-zombie) child processes of this process, its fork servers excepted (started by
+    the harness at a test's first use, they serve the whole session: tests/harness/forkserver.py)."""
+    return procfs.child_pids(os.getpid()) - forkserver.pids()
 
 
 def _extra_threads(before: set[int]) -> list[threading.Thread]:
@@ -46,6 +48,25 @@ def wait_until(predicate: object, timeout: float, interval: float = 0.02) -> boo
         if time.monotonic() >= deadline:
             return bool(predicate())
         time.sleep(interval)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{forkserver.MARKER}: start this test's Python servers as real processes, not forked"
+        " (tests/harness/forkserver.py)",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Before the item's fixtures, module-scoped ones included: they may build server entries.
+    forkserver.real_processes = item.get_closest_marker(forkserver.MARKER) is not None
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The session is over (in each xdist worker): stop this process's fork servers."""
+    forkserver.stop_all()
 
 
 @pytest.fixture(autouse=True)

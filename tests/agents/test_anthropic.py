@@ -280,6 +280,8 @@ def test_calls_run_at_once_and_cancelling_the_turn_cancels_them_at_the_servers(
     asyncio.run(scenario())
 
 
+# The pid whoami answers (the server's own) is the pid the runtime reports and kills.
+@pytest.mark.real_process
 def test_a_server_killed_mid_turn_answers_an_error_and_is_restarted_for_the_next(
     agent_config: dict[str, Any], marker_dir: Path
 ) -> None:

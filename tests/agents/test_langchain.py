@@ -307,6 +307,8 @@ def test_a_list_change_reaches_the_model_on_its_next_turn(agent_config: dict[str
     asyncio.run(scenario())
 
 
+# The pid whoami answers (the server's own) is the pid the runtime reports and kills.
+@pytest.mark.real_process
 def test_a_server_killed_between_turns_is_restarted_and_the_next_turn_succeeds(
     agent_config: dict[str, Any],
 ) -> None:

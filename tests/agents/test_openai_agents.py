@@ -285,6 +285,8 @@ def test_a_bad_argument_comes_back_to_the_model_as_a_tool_error(agent_config: di
 # ---- supervision, cancellation, list changes ----------------------------------------------------
 
 
+# The pid whoami answers (the server's own) is the pid the runtime reports and kills.
+@pytest.mark.real_process
 def test_a_server_killed_mid_run_is_restarted_and_the_next_turn_succeeds(
     agent_config: dict[str, Any],
 ) -> None:

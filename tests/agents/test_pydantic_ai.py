@@ -215,6 +215,8 @@ def test_a_bad_argument_comes_back_to_the_model_as_a_retry_and_it_recovers(
     asyncio.run(scenario())
 
 
+# The pid whoami answers (the server's own) is the pid the runtime reports and kills.
+@pytest.mark.real_process
 def test_a_server_killed_mid_run_fails_that_call_and_is_restarted_for_the_next_turn(
     agent_config: dict[str, Any], marker_dir: Path
 ) -> None:

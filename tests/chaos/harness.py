@@ -87,14 +87,18 @@ _BROKEN: dict[str, Any] = {
 
 
 def chaos_config() -> dict[str, Any]:
+    # Every server a process of its own, never a fork (tests/harness/forkserver.py): the chaos is
+    # done to the processes the runtime started (SIGKILL, SIGSTOP), and they are counted.
+    real = {"real_process": True}
     servers: dict[str, Any] = {
-        ns: stdio_server("fixture_server", "--name", ns, **_KILLABLE_LIFECYCLE) for ns in KILLABLE
+        ns: stdio_server("fixture_server", "--name", ns, **real, **_KILLABLE_LIFECYCLE) for ns in KILLABLE
     }
-    servers["hang"] = stdio_server("fixture_server", "--name", "hang", **_QUIET)
+    servers["hang"] = stdio_server("fixture_server", "--name", "hang", **real, **_QUIET)
     servers["stop"] = stdio_server(
         "fixture_server",
         "--name",
         "stop",
+        **real,
         healthCheckInterval=1,
         idleTimeout=0,
         restartBackoff=0.05,
@@ -103,9 +107,11 @@ def chaos_config() -> dict[str, Any]:
         restartWindow=1,
         connectTimeout=20,
     )
-    servers["noisy"] = stdio_server("noisy_server", protocol="legacy", healthCheckInterval=0, idleTimeout=0.3)
-    servers["garbage"] = stdio_server("garbage_server", connectTimeout=1, **_BROKEN)
-    servers["exit"] = stdio_server("exit_server", **_BROKEN)
+    servers["noisy"] = stdio_server(
+        "noisy_server", protocol="legacy", healthCheckInterval=0, idleTimeout=0.3, **real
+    )
+    servers["garbage"] = stdio_server("garbage_server", connectTimeout=1, **real, **_BROKEN)
+    servers["exit"] = stdio_server("exit_server", **real, **_BROKEN)
     return config(servers)
 
 

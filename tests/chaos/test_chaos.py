@@ -78,8 +78,9 @@ HOST = textwrap.dedent(
     from actors.runtime.messages import CallTool
     from tests.runtime.conftest import config, stdio_server
     names = ["a", "b", "c", "d", "e"]
-    servers = {{n: stdio_server("fixture_server", "--name", n) for n in names}}
-    servers["noisy"] = stdio_server("noisy_server", protocol="legacy")
+    real = {{"real_process": True}}  # their own processes: SIGSTOP, the parent-death signal
+    servers = {{n: stdio_server("fixture_server", "--name", n, **real) for n in names}}
+    servers["noisy"] = stdio_server("noisy_server", protocol="legacy", **real)
     rt = Runtime.start(config(servers))
     for n in servers:
         rt.start_server(n)

@@ -24,6 +24,7 @@ import pytest
 
 from actors.cli import main
 from tests.cli.media_server import AUDIO, IMAGE, LOGO
+from tests.harness import forkserver
 from tests.interop.conftest import npm_stdio
 from tests.runtime.conftest import ROOT
 
@@ -31,7 +32,8 @@ SCRIPT = Path(sys.executable).with_name("mcp-actors")
 
 
 def media_entry() -> dict[str, Any]:
-    return {"command": sys.executable, "args": ["-m", "tests.cli.media_server"], "cwd": str(ROOT)}
+    command, *args = forkserver.python_module("tests.cli.media_server")
+    return {"command": command, "args": args, "cwd": str(ROOT)}
 
 
 def write_config(folder: Path, servers: dict[str, Any]) -> Path:
@@ -424,7 +426,8 @@ def test_a_read_that_never_answers_times_out_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # tests/servers/surface_server.py: surface://never is a read that never answers.
-    entry = {"command": sys.executable, "args": ["-m", "tests.servers.surface_server"], "cwd": str(ROOT)}
+    command, *args = forkserver.python_module("tests.servers.surface_server")
+    entry = {"command": command, "args": args, "cwd": str(ROOT)}
     config = write_config(tmp_path, {"s": entry})
     status, out = run("read", "s", "surface://never", "--timeout", "0.5", "--config", str(config))
     assert (status, out) == (1, "")

@@ -30,6 +30,10 @@ from tests.gateway.conftest import http_gateway, write_config
 from tests.runtime.conftest import stdio_server
 from tests.servers.http import free_port
 
+# The counter reports its own pid, which the tests find among a replica's children: each server
+# a process the replica started, never a fork of the harness's (tests/harness/forkserver.py).
+pytestmark = pytest.mark.real_process
+
 TTL = 1.5
 """The lease TTL of these tests, in seconds (short, so expiry is seen quickly)."""
 TOKEN = "affinity-test-token"

@@ -10,7 +10,6 @@ in either era over stdio. SDK clients (``mcp.Client``) of both eras.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests.cluster.conftest import Replica, ReplicaFactory
 from tests.gateway.conftest import ROOT, write_config
+from tests.harness import forkserver
 
 MULTIPLE = "test_input_required_result_multiple_inputs"
 """Asks for a name (elicitation), a greeting (sampling) and the roots; says all three back."""
@@ -59,9 +59,10 @@ def _text(result: Any) -> str:
 
 
 def _everything(era: str, **keys: Any) -> dict[str, Any]:
+    command, *args = forkserver.python_module("tests.servers.everything_server")
     return {
-        "command": sys.executable,
-        "args": ["-m", "tests.servers.everything_server"],
+        "command": command,
+        "args": args,
         "cwd": str(ROOT),
         "sampling": "allow",
         "protocol": era,

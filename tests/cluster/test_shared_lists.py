@@ -29,6 +29,7 @@ from actors.tools import ToolSpec
 from tests.cluster.conftest import PREFIX, WAIT, RedisServer, ReplicaFactory, redis_client
 from tests.conftest import wait_until
 from tests.gateway.conftest import serve_args, write_config
+from tests.harness import forkserver
 from tests.runtime.conftest import ROOT
 
 SERVERS = [f"s{i}" for i in range(5)]
@@ -38,7 +39,7 @@ pytestmark = pytest.mark.timeout(180)
 
 def counted(markers: Path, namespace: str, *args: str) -> dict[str, Any]:
     """The fixture server, by a shell that first appends a line to ``markers/starts-<ns>``."""
-    server = shlex.join([sys.executable, "-m", "tests.servers.fixture_server", "--name", namespace, *args])
+    server = shlex.join(forkserver.python_module("tests.servers.fixture_server", "--name", namespace, *args))
     starts = shlex.quote(str(markers / f"starts-{namespace}"))
     return {"command": "/bin/sh", "args": ["-c", f"echo $$ >> {starts}; exec {server}"], "cwd": str(ROOT)}
 

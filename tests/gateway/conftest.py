@@ -23,6 +23,7 @@ import pytest
 
 from actors.testing import procfs
 from tests.conftest import wait_until
+from tests.harness import forkserver
 from tests.runtime.conftest import ROOT, stdio_server
 from tests.servers.http import HTTPServer, free_port
 
@@ -213,7 +214,8 @@ def everything_gateway(folder: Path, backend: str, **keys: Any) -> Iterator[Gate
             remote = stack.enter_context(HTTPServer(module="tests.servers.everything_server"))
             everything: dict[str, object] = {"url": remote.url}
         else:
-            everything = {"command": sys.executable, "args": ["-m", "tests.servers.everything_server"]}
+            command, *args = forkserver.python_module("tests.servers.everything_server")
+            everything = {"command": command, "args": args}
         era = backend.removeprefix("http-")
         everything |= {"cwd": str(ROOT), "prefix": False, "sampling": "allow", "protocol": era, **keys}
         config = write_config(folder, {"everything": everything})

@@ -8,7 +8,6 @@ on the caller; never the SDK's default. A handshake-era client sees none.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from mcp import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 from tests.gateway.conftest import GatewayProcess, http_gateway, write_config
+from tests.harness import forkserver
 from tests.runtime.conftest import ROOT
 
 MODERN = "2026-07-28"
@@ -29,17 +29,17 @@ pytestmark = pytest.mark.timeout(180)
 
 
 def backend(ttl_ms: int, scope: str, era: str = MODERN, *, listen: bool = True) -> dict[str, Any]:
+    command, *args = forkserver.python_module(
+        "tests.servers.cache_hint_server",
+        "--ttl-ms",
+        str(ttl_ms),
+        "--scope",
+        scope,
+        *(() if listen else ("--no-listen",)),
+    )
     return {
-        "command": sys.executable,
-        "args": [
-            "-m",
-            "tests.servers.cache_hint_server",
-            "--ttl-ms",
-            str(ttl_ms),
-            "--scope",
-            scope,
-            *(() if listen else ("--no-listen",)),
-        ],
+        "command": command,
+        "args": args,
         "cwd": str(ROOT),
         "protocol": era,
         "healthCheckInterval": 0,

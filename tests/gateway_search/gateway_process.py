@@ -25,6 +25,7 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from tests.harness import forkserver
 from tests.servers.http import REPO_ROOT, free_port
 
 __all__ = [
@@ -47,10 +48,12 @@ _STOP_TIMEOUT = 20.0
 
 
 def fixture_entry(*args: str, **keys: Any) -> dict[str, Any]:
-    """An ``mcpServers`` entry running tests/servers/fixture_server.py over stdio."""
+    """An ``mcpServers`` entry running tests/servers/fixture_server.py over stdio (forked from a
+    fork server that imported it, tests/harness/forkserver.py)."""
+    command, *argv = forkserver.python_module("tests.servers.fixture_server", *args)
     return {
-        "command": sys.executable,
-        "args": ["-m", "tests.servers.fixture_server", *args],
+        "command": command,
+        "args": argv,
         "cwd": str(REPO_ROOT),
         **keys,
     }

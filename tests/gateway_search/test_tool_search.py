@@ -16,6 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from actors.config import ConfigError, load_config
 from tests.gateway_search.gateway_process import KINDS, connect, fixture_entry, wait_for, write_config
+from tests.harness import forkserver
 from tests.servers.http import REPO_ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
@@ -24,9 +25,10 @@ ERAS = ("legacy", "2026-07-28")
 
 
 def _surface_entry(marker_dir: Path) -> dict[str, Any]:
+    command, *args = forkserver.python_module("tests.servers.surface_server")
     return {
-        "command": fixture_entry()["command"],
-        "args": ["-m", "tests.servers.surface_server"],
+        "command": command,
+        "args": args,
         "cwd": str(REPO_ROOT),
         "env": {"FIXTURE_MARKER_DIR": str(marker_dir)},
     }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from actors.mcp.loop import EventLoop
 from actors.mcp.sdk_transport import HTTPEndpoint, SDKOptions, SDKTransport, StdioCommand
+from tests.harness import forkserver
 from tests.servers.http import REPO_ROOT, HTTPServer
 
 FIXTURE_MODULE = "tests.servers.fixture_server"
@@ -82,11 +82,14 @@ def stdio_transport(
     module: str = FIXTURE_MODULE,
     memo: dict[str, str] | None = None,
     env: dict[str, str] | None = None,
+    real_process: bool = False,
     **options: Any,
 ) -> SDKTransport:
-    """A stdio transport to a server module of ``tests.servers`` (not yet connected)."""
+    """A stdio transport to a server module of ``tests.servers`` (not yet connected): forked from
+    a fork server that imported it, or ``python -m`` with ``real_process`` (tests/harness/forkserver.py)."""
+    command, *argv = forkserver.python_module(module, *server_args, real_process=real_process)
     return SDKTransport(
-        StdioCommand(sys.executable, ("-m", module, *server_args), env, str(REPO_ROOT)),
+        StdioCommand(command, tuple(argv), env, str(REPO_ROOT)),
         SDKOptions(
             protocol_memo=memo if memo is not None else {},
             server_name=module.rsplit(".", 1)[-1],

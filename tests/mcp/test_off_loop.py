@@ -154,7 +154,8 @@ def session(loop, transport):
         loop.run(transport.close, timeout=30)
 
 fixture = (sys.executable, ("-m", "tests.servers.fixture_server"))
-with HTTPServer("streamable-http") as http, HTTPServer("sse") as sse:
+# Real processes: a fork server (tests/harness/forkserver.py) would import modules here.
+with HTTPServer("streamable-http", real_process=True) as http, HTTPServer("sse", real_process=True) as sse:
     loaded = {}
     loop = EventLoop.start()
     try:

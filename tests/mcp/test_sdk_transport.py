@@ -360,7 +360,9 @@ def test_server_death_is_seen_while_a_child_holds_its_stdout(
 ) -> None:
     holder_file = marker_dir / "holder.pid"
     holder_file.unlink(missing_ok=True)
-    transport = stdio_transport("--hold-stdout", env={"FIXTURE_MARKER_DIR": str(marker_dir)})
+    # Its own process (not a fork, tests/harness/forkserver.py): its child holds the server's stdout.
+    env = {"FIXTURE_MARKER_DIR": str(marker_dir)}
+    transport = stdio_transport("--hold-stdout", env=env, real_process=True)
     connect(loop, transport, recorder)
     try:
         assert wait_until(holder_file.exists, 10)
@@ -410,7 +412,9 @@ def test_tools_list_changed_is_pushed(loop: EventLoop, recorder: Recorder, proto
 def test_server_exit_mid_call_fails_in_flight_calls_fast(
     loop: EventLoop, recorder: Recorder, marker_dir: Path, protocol: str
 ) -> None:
-    transport = stdio_transport(protocol=protocol, env={"FIXTURE_MARKER_DIR": str(marker_dir)})
+    # Its own process (not a fork, tests/harness/forkserver.py): the exit of the process it started.
+    env = {"FIXTURE_MARKER_DIR": str(marker_dir)}
+    transport = stdio_transport(protocol=protocol, env=env, real_process=True)
     connect(loop, transport, recorder)
     pid = transport.pid
     assert pid is not None
@@ -445,7 +449,8 @@ def test_command_not_found(loop: EventLoop) -> None:
 
 
 def test_server_exiting_at_once_reports_status_and_stderr(loop: EventLoop) -> None:
-    transport = stdio_transport(module="tests.servers.exit_server")
+    # Its own process (not a fork, tests/harness/forkserver.py): its exit status and last words.
+    transport = stdio_transport(module="tests.servers.exit_server", real_process=True)
     with pytest.raises(ConnectionError) as caught:
         connect(loop, transport)
     message = str(caught.value)
@@ -455,7 +460,10 @@ def test_server_exiting_at_once_reports_status_and_stderr(loop: EventLoop) -> No
 
 
 def test_garbage_on_stdout(loop: EventLoop) -> None:
-    transport = stdio_transport(module="tests.servers.garbage_server", protocol="legacy", connect_timeout=1.5)
+    # Its own process (not a fork, tests/harness/forkserver.py): what it writes, and that it is reaped.
+    transport = stdio_transport(
+        module="tests.servers.garbage_server", protocol="legacy", connect_timeout=1.5, real_process=True
+    )
     with pytest.raises(ConnectionError) as caught:
         connect(loop, transport)
     assert "not JSON-RPC" in str(caught.value)
@@ -464,7 +472,8 @@ def test_garbage_on_stdout(loop: EventLoop) -> None:
 
 
 def test_never_answered_handshake_is_cancellable(loop: EventLoop) -> None:
-    transport = stdio_transport(module="tests.servers.silent_server", protocol="legacy")
+    # Its own process (not a fork, tests/harness/forkserver.py): that the very process started is gone.
+    transport = stdio_transport(module="tests.servers.silent_server", protocol="legacy", real_process=True)
 
     async def connect_within(seconds: float) -> None:
         with anyio.fail_after(seconds):
@@ -481,7 +490,8 @@ def test_never_answered_handshake_is_cancellable(loop: EventLoop) -> None:
 
 
 def test_close_during_the_handshake(loop: EventLoop) -> None:
-    transport = stdio_transport(module="tests.servers.silent_server", protocol="legacy")
+    # Its own process (not a fork, tests/harness/forkserver.py): that the very process started is gone.
+    transport = stdio_transport(module="tests.servers.silent_server", protocol="legacy", real_process=True)
     pending = loop.submit(transport.connect, None)
     assert wait_until(lambda: transport.spawned_pid is not None, 10)
     close(loop, transport)

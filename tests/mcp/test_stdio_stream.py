@@ -44,6 +44,10 @@ MIB = 1024 * 1024
 
 _T = TypeVar("_T")
 
+# The stream and the process under it are what these tests are about: every server is its own
+# process, never a fork (tests/harness/forkserver.py).
+pytestmark = pytest.mark.real_process
+
 
 def server(argv: list[str], **options: Any) -> StdioProcess:
     """A stdio server process (not yet started) run from the repository root."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,18 +10,19 @@ import pytest
 from actors import Runtime
 from actors.runtime.clock import ManualClock
 from tests.conftest import wait_until
+from tests.harness import forkserver
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def stdio_server(module: str = "fixture_server", *args: str, **lifecycle: Any) -> dict[str, Any]:
-    """An ``mcpServers`` entry that runs ``tests/servers/<module>.py`` over stdio."""
-    return {
-        "command": sys.executable,
-        "args": ["-m", f"tests.servers.{module}", *args],
-        "cwd": str(ROOT),
-        **lifecycle,
-    }
+def stdio_server(
+    module: str = "fixture_server", *args: str, real_process: bool = False, **lifecycle: Any
+) -> dict[str, Any]:
+    """An ``mcpServers`` entry that runs ``tests/servers/<module>.py`` over stdio: forked from a
+    fork server that imported it (tests/harness/forkserver.py), or, with ``real_process``, as
+    ``python -m`` in a process of its own (for a test that looks at the server's process)."""
+    command, *argv = forkserver.python_module(f"tests.servers.{module}", *args, real_process=real_process)
+    return {"command": command, "args": argv, "cwd": str(ROOT), **lifecycle}
 
 
 def config(servers: dict[str, dict[str, Any]], **top: Any) -> dict[str, Any]:

@@ -6,7 +6,6 @@ connects and closes; the leaked-process checks use the real fixture servers.
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -21,8 +20,7 @@ from actors.runtime.messages import CallTool, GetStatus, Retire, StartServer
 from actors.runtime.registry import RegistryActor, Route
 from actors.runtime.server import ServerActor
 from actors.testing import MockTransport
-from actors.testing.procfs import child_pids
-from tests.conftest import wait_until
+from tests.conftest import child_pids, wait_until
 from tests.runtime.conftest import config, stdio_server
 from tests.runtime.test_supervision import NS, call, entry, repos, runtime, status
 
@@ -83,8 +81,9 @@ def test_an_unregistered_real_server_leaves_no_process() -> None:
 
 
 def child_pids_of_tree() -> set[int]:
-    """Our child processes (a stdio server runs as our child: the pdeathsig wrapper execs it)."""
-    return child_pids(os.getpid())
+    """Our child processes (a stdio server runs as our child: the pdeathsig wrapper execs it, or
+    execs the launcher of a forked one), the harness's fork servers excepted."""
+    return child_pids()
 
 
 # ---- shutdown and stop while a start is under way ------------------------------------------

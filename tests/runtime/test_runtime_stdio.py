@@ -101,7 +101,9 @@ def test_kill_9_mid_call_fails_the_call_fast_and_the_supervisor_restarts_it() ->
 
 
 def test_a_server_that_crashes_on_every_start_ends_failed() -> None:
-    entry = stdio_server("exit_server", maxRestarts=2, restartBackoff=0.05, restartBackoffMax=0.1)
+    entry = stdio_server(
+        "exit_server", real_process=True, maxRestarts=2, restartBackoff=0.05, restartBackoffMax=0.1
+    )
     with Runtime.start(config({"bad": entry})) as rt:
         first = rt.call_tool("bad/anything", {}, timeout=30)
         assert first.error_type == "connection", first
@@ -228,7 +230,8 @@ def test_host_killed_with_sigkill_leaves_no_server_behind(tmp_path: Path) -> Non
             sys.path.insert(0, {str(ROOT)!r})
             from actors import Runtime
             from tests.runtime.conftest import config, stdio_server
-            rt = Runtime.start(config({{"fx": stdio_server()}}))
+            # The server's own process: its parent-death signal is what this test is about.
+            rt = Runtime.start(config({{"fx": stdio_server(real_process=True)}}))
             assert rt.call_tool("fx/echo", {{"text": "x"}}, timeout=30).success
             print(rt.status("fx")[0].pid, flush=True)
             time.sleep(60)
@@ -265,7 +268,7 @@ def test_host_stopped_by_a_signal_shuts_servers_down_cleanly(tmp_path: Path, sig
             sys.path.insert(0, {str(ROOT)!r})
             from actors import Runtime
             from tests.runtime.conftest import config, stdio_server
-            with Runtime.start(config({{"fx": stdio_server()}}), handle_signals=True) as rt:
+            with Runtime.start(config({{"fx": stdio_server(real_process=True)}}), handle_signals=True) as rt:
                 assert rt.call_tool("fx/echo", {{"text": "x"}}, timeout=30).success
                 print(rt.status("fx")[0].pid, flush=True)
                 time.sleep(60)

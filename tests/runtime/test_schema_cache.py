@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
 import pytest
@@ -11,8 +10,7 @@ import pytest
 from actors import Runtime
 from actors.mcp.config import ServerConfig
 from actors.runtime.schema_cache import SchemaCache
-from actors.testing.procfs import child_pids
-from tests.conftest import wait_until
+from tests.conftest import child_pids, wait_until
 from tests.runtime.conftest import config, stdio_server
 
 WAIT = 30.0
@@ -27,7 +25,7 @@ def learn(cache: Path, servers: dict[str, dict[str, object]]) -> None:
 
 
 def no_children() -> bool:
-    return not child_pids(os.getpid())
+    return not child_pids()
 
 
 def test_a_cached_server_is_listed_and_checked_without_starting(tmp_path: Path) -> None:

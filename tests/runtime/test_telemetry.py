@@ -152,7 +152,7 @@ def test_nothing_is_recorded_without_a_provider() -> None:
         from actors import Runtime
         from actors.runtime import telemetry
         from tests.runtime.conftest import config, stdio_server
-        with Runtime.start(config({{"fx": stdio_server()}})) as rt:
+        with Runtime.start(config({{"fx": stdio_server(real_process=True)}})) as rt:
             assert rt.call_tool("fx/echo", {{"text": "x"}}, timeout=30).success
         span = telemetry.request_span("probe", None, {{}})
         assert not span.is_recording(), span

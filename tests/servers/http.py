@@ -4,7 +4,8 @@
         SDKTransport(HTTPEndpoint(server.url))
 
 The server listens on 127.0.0.1 on a free port; entering waits until it accepts connections;
-leaving terminates and reaps it.
+leaving terminates and reaps it. It is forked from a fork server that imported its module
+(tests/harness/forkserver.py) unless ``real_process`` is true.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 from types import TracebackType
+
+from tests.harness import forkserver
 
 __all__ = ["REPO_ROOT", "HTTPServer", "free_port"]
 
@@ -42,8 +44,10 @@ class HTTPServer:
         module: str = "tests.servers.fixture_server",
         extra_args: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
+        real_process: bool = False,
     ) -> None:
         self.transport = transport
+        self.real_process = real_process
         self.module = module
         self.extra_args = extra_args
         self.env = env
@@ -62,16 +66,15 @@ class HTTPServer:
         env = {**os.environ, **(self.env or {})}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
+            forkserver.python_module(
                 self.module,
                 "--transport",
                 self.transport,
                 "--port",
                 str(self.port),
                 *self.extra_args,
-            ],
+                real_process=self.real_process,
+            ),
             cwd=REPO_ROOT,
             env=env,
             stdin=subprocess.DEVNULL,

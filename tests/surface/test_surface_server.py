@@ -4,7 +4,6 @@ rely on it to do, checked without the runtime (so a failure there is the runtime
 from __future__ import annotations
 
 import base64
-import sys
 import warnings
 from typing import Any
 
@@ -15,6 +14,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning
 
+from tests.harness import forkserver
 from tests.servers.http import REPO_ROOT
 from tests.servers.surface_server import (
     COUNTER_URI,
@@ -52,9 +52,8 @@ def _text(result: types.CallToolResult) -> str:
 
 
 async def _exercise(era: str) -> None:
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "tests.servers.surface_server"], cwd=str(REPO_ROOT)
-    )
+    command, *args = forkserver.python_module("tests.servers.surface_server")
+    params = StdioServerParameters(command=command, args=args, cwd=str(REPO_ROOT))
     logs: list[str] = []
     news: list[str] = []
 
