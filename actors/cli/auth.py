@@ -120,9 +120,13 @@ def _remote_server(config: RuntimeConfig, namespace: str) -> ServerConfig | None
 
 def _auth_of(server: ServerConfig, store: TokenStore) -> str | None:
     """A remote server's ``ok``, ``expired`` or ``needs login`` (read from ``store``, on the
-    command's thread); ``header`` when its config sends its own credentials; None for stdio."""
+    command's thread); ``header`` when its config sends its own credentials; ``per caller`` for a
+    per-user server (the caller's token); None for stdio."""
     if server.transport == "stdio" or not server.url:
         return None
+    if server.affinity == "user":
+        # The gateway sends each caller's own (or exchanged) token: there is nothing to log in to.
+        return "per caller"
     if server.oauth is None and any(name.lower() == "authorization" for name in server.headers):
         return "header"
     from actors.mcp.auth import auth_status  # noqa: PLC0415

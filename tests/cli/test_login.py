@@ -207,3 +207,12 @@ def test_login_names_what_is_wrong_with_the_server(
     assert capsys.readouterr().err == "error: not_found: no server 'nope' (servers: remote, local)\n"
     assert run("logout", "local", "--config", config) == (1, "")
     assert "server 'local' runs locally (stdio): it has no login" in capsys.readouterr().err
+
+
+def test_a_per_user_server_shows_the_callers_token_not_a_login(
+    oauth_server: OAuthServer, store: TokenStore, tmp_path: Path
+) -> None:
+    entry = {"affinity": "user", "headers": {"Authorization": "Bearer ${caller:token}"}}
+    status, out = run("check", "--config", str(write_config(tmp_path, oauth_server, **entry)))
+    assert (status, auth_line(out)) == (0, f"{NS}: auth: per caller"), out
+    assert "mcp-actors login" not in out
