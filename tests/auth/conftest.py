@@ -22,7 +22,7 @@ from actors.mcp.auth import STATE_DIR_ENV, LoginResult, TokenStore, login, oauth
 from actors.mcp.config import ServerConfig
 from actors.mcp.loop import EventLoop
 from actors.mcp.tls import default_ssl_context
-from tests.servers.http import HTTPServer
+from tests.servers.http_server import HTTPServer
 
 OAUTH_MODULE = "tests.servers.oauth_server"
 NAMESPACE = "srv"

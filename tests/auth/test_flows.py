@@ -39,7 +39,7 @@ from tests.auth.conftest import (
     run_session,
     whoami,
 )
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 from tests.servers.oauth_server import GOOD_ASSERTION
 
 

@@ -19,7 +19,7 @@ from actors.config import load_config
 from actors.mcp.auth import AuthError, LoopbackRedirect, TokenStore, oauth_provider
 from actors.mcp.auth.client_assertion import KeyFileAssertion
 from actors.mcp.config import ServerConfig
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 
 
 def authorization_url(port: int, path: str = "/callback") -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from actors.cli import main
-from tests.servers.http import REPO_ROOT
+from tests.servers.http_server import REPO_ROOT
 
 # Counts its starts in the file named by its first argument, then is the fixture server.
 _COUNTING = (

@@ -19,7 +19,7 @@ from actors.cli import main
 from actors.mcp.auth import STATE_DIR_ENV, TokenStore
 from tests.auth.conftest import CLIENT_ID, CLIENT_SECRET, OAUTH_MODULE, OAuthServer, follow_redirect
 from tests.runtime.conftest import stdio_server
-from tests.servers.http import HTTPServer
+from tests.servers.http_server import HTTPServer
 
 NS = "remote"
 

@@ -21,7 +21,7 @@ from actors.testing import procfs
 from actors.tools import ErrorType
 from tests.conftest import wait_until
 from tests.runtime.conftest import stdio_server
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 
 SCRIPT = Path(sys.executable).with_name("mcp-actors")
 

@@ -37,7 +37,7 @@ from actors.testing import procfs
 from tests.conftest import wait_until
 from tests.gateway.conftest import WAIT, GatewayProcess, gateway_env, missing, serve_args
 from tests.runtime.conftest import ROOT
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 
 __all__ = [
     "WAIT",

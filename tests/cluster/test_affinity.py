@@ -28,7 +28,7 @@ from tests.cluster.conftest import WAIT, RedisServer, Replica, ReplicaFactory, R
 from tests.conftest import wait_until
 from tests.gateway.conftest import http_gateway, write_config
 from tests.runtime.conftest import stdio_server
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 
 # The counter reports its own pid, which the tests find among a replica's children: each server
 # a process the replica started, never a fork of the harness's (tests/harness/forkserver.py).

@@ -57,7 +57,7 @@ from tests.conftest import wait_until
 from tests.docs.test_team_config import blocks as team_blocks
 from tests.gateway.conftest import fixture, write_config
 from tests.runtime.conftest import ROOT
-from tests.servers.http import HTTPServer, free_port
+from tests.servers.http_server import HTTPServer, free_port
 from tests.servers.oidc_issuer import serve_issuer
 
 DEPLOY = ROOT / "deploy"

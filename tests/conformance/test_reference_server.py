@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conformance.requirements import REVISIONS, node22, required, run_set, suite_version, verdict
-from tests.servers.http import HTTPServer
+from tests.servers.http_server import HTTPServer
 
 SET_TIMEOUT = 300.0
 

@@ -19,7 +19,7 @@ from mcp.client.stdio import StdioServerParameters
 from actors.config import load_config
 from tests.docs.runnable import FENCE
 from tests.gateway_search.gateway_process import GatewayProcess, fixture_entry, write_config
-from tests.servers.http import REPO_ROOT
+from tests.servers.http_server import REPO_ROOT
 
 PAGE = REPO_ROOT / "docs" / "gateway.md"
 DOC_CONFIG = "/home/you/.config/mcp-actors/mcp.json"

@@ -22,7 +22,7 @@ from actors.gateway.access.principal import AuthMode, Principal
 from actors.gateway.access.uses import Use
 from actors.gateway.access.verdict import Decision
 from tests.docs.runnable import FENCE
-from tests.servers.http import REPO_ROOT
+from tests.servers.http_server import REPO_ROOT
 
 PAGE = REPO_ROOT / "docs" / "gateway.md"
 HEADING = "### A complete team config"

@@ -25,7 +25,7 @@ from actors.testing import procfs
 from tests.conftest import wait_until
 from tests.harness import forkserver
 from tests.runtime.conftest import ROOT, stdio_server
-from tests.servers.http import HTTPServer, free_port
+from tests.servers.http_server import HTTPServer, free_port
 
 HERE = Path(__file__).resolve().parent
 MCP_ACTORS = Path(sys.executable).with_name("mcp-actors")

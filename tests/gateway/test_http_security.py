@@ -29,7 +29,7 @@ from tests.gateway.conftest import (
     serve_args,
     write_config,
 )
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 
 TOKEN = "s3cret-token-for-tests"
 INITIALIZE = json.dumps(

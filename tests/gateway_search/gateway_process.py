@@ -26,7 +26,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.harness import forkserver
-from tests.servers.http import REPO_ROOT, free_port
+from tests.servers.http_server import REPO_ROOT, free_port
 
 __all__ = [
     "KINDS",

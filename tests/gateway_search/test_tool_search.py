@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 from actors.config import ConfigError, load_config
 from tests.gateway_search.gateway_process import KINDS, connect, fixture_entry, wait_for, write_config
 from tests.harness import forkserver
-from tests.servers.http import REPO_ROOT
+from tests.servers.http_server import REPO_ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 

@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 import pytest
 
 from actors.mcp.sdk_transport import SDKTransport
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

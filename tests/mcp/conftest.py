@@ -13,7 +13,7 @@ import pytest
 from actors.mcp.loop import EventLoop
 from actors.mcp.sdk_transport import HTTPEndpoint, SDKOptions, SDKTransport, StdioCommand
 from tests.harness import forkserver
-from tests.servers.http import REPO_ROOT, HTTPServer
+from tests.servers.http_server import REPO_ROOT, HTTPServer
 
 FIXTURE_MODULE = "tests.servers.fixture_server"
 

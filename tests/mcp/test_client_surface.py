@@ -23,7 +23,7 @@ from actors.mcp.loop import THREAD_NAME, EventLoop
 from actors.mcp.sdk_transport import MODERN_PROTOCOL, SDKOptions, SDKTransport, StdioCommand
 from actors.mcp.transport import ClientHandlers, ClientTransport, JSONObject, ServerReplyError
 from tests.mcp.conftest import Recorder, http_transport, stdio_transport
-from tests.servers.http import REPO_ROOT, HTTPServer
+from tests.servers.http_server import REPO_ROOT, HTTPServer
 
 ERAS = ["legacy", MODERN_PROTOCOL]
 SESSIONS = [("stdio", "legacy"), ("stdio", MODERN_PROTOCOL), ("http", "legacy"), ("http", MODERN_PROTOCOL)]

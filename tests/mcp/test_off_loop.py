@@ -22,7 +22,7 @@ from actors.mcp.loop import THREAD_NAME, EventLoop
 from actors.mcp.sdk_transport import SDKOptions, SDKTransport, StdioCommand
 from actors.mcp.transport import StartRefused
 from tests.mcp.conftest import http_transport
-from tests.servers.http import REPO_ROOT, HTTPServer
+from tests.servers.http_server import REPO_ROOT, HTTPServer
 
 
 def _echo(loop: EventLoop, transport: SDKTransport) -> str:
@@ -142,7 +142,7 @@ IMPORTS_SCRIPT = """
 import json, sys
 from actors.mcp.loop import EventLoop
 from actors.mcp.sdk_transport import HTTPEndpoint, SDKOptions, SDKTransport, StdioCommand
-from tests.servers.http import HTTPServer
+from tests.servers.http_server import HTTPServer
 
 def session(loop, transport):
     loop.run(transport.connect, None, timeout=60)

@@ -30,7 +30,7 @@ from actors.mcp.sdk_transport import MODERN_PROTOCOL, SDKOptions, SDKTransport, 
 from actors.mcp.transport import CallOutcome, ServerReplyError, Transport
 from tests.conftest import child_pids, wait_until
 from tests.mcp.conftest import Recorder, http_transport, stdio_transport
-from tests.servers.http import REPO_ROOT, HTTPServer
+from tests.servers.http_server import REPO_ROOT, HTTPServer
 
 ERAS = ["legacy", MODERN_PROTOCOL]
 BASE_TOOLS = {"echo", "add", "sleep", "fail", "crash", "stderr", "header", "add_tool", "ask_client"}

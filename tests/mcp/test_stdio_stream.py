@@ -35,7 +35,7 @@ from actors.mcp.stdio_stream import DEFAULT_MAX_MESSAGE_BYTES, _LineCutter, pars
 from tests.conftest import child_pids, wait_until
 from tests.mcp.conftest import Recorder, stdio_transport
 from tests.runtime.conftest import config, stdio_server
-from tests.servers.http import REPO_ROOT
+from tests.servers.http_server import REPO_ROOT
 
 FIXTURE = [sys.executable, "-m", "tests.servers.fixture_server"]
 BIG = [sys.executable, "-m", "tests.servers.big_server"]

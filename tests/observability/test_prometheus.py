@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.runtime.conftest import ROOT, stdio_server
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 
 WAIT = 30.0
 

@@ -7,7 +7,7 @@ needs a bearer JWT signed by a key of ``--issuer``'s key set (fetched from its m
 ``whoami`` answers the verified token's ``sub``, ``aud``, ``act`` and ``scope``: what the backend
 learnt of who calls it.
 
-Run it with `tests.servers.http.HTTPServer`::
+Run it with `tests.servers.http_server.HTTPServer`::
 
     HTTPServer(module="tests.servers.bearer_backend",
                extra_args=("--issuer", issuer.url, "--audience", gateway_url, "--audience", "urn:backend"))

@@ -1,6 +1,6 @@
 """An OAuth-protected MCP server (Streamable HTTP) with its own authorization server, for the auth tests.
 
-Run it with `tests.servers.http.HTTPServer`::
+Run it with `tests.servers.http_server.HTTPServer`::
 
     HTTPServer(module="tests.servers.oauth_server", extra_args=("--token-lifetime", "3600"))
 

@@ -52,7 +52,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 
 __all__ = [
     "TOKEN_EXCHANGE",

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from tests.servers.http import REPO_ROOT
+from tests.servers.http_server import REPO_ROOT
 
 # Imported only when a runtime starts (or a name that needs them is used).
 _HEAVY = ("mcp", "mcp_types", "opentelemetry", "anyio", "httpx", "regex", "starlette", "uvicorn")

@@ -24,7 +24,7 @@ from actors.mcp.sdk_transport import SDKTransport
 from tests.conftest import wait_until
 from tests.interop.conftest import NodeHTTPServer, npm_server, npm_stdio
 from tests.runtime.conftest import stdio_server
-from tests.servers.http import HTTPServer
+from tests.servers.http_server import HTTPServer
 
 WAIT = 30.0
 """Seconds any one step may take on a slow, busy machine before a test gives up."""

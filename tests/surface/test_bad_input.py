@@ -15,7 +15,7 @@ from actors import ErrorType, Runtime
 from actors.runtime.messages import Complete, GetPrompt, ReadResource
 from tests.conftest import wait_until
 from tests.runtime.conftest import stdio_server
-from tests.servers.http import REPO_ROOT
+from tests.servers.http_server import REPO_ROOT
 from tests.servers.surface_server import HELLO_TEXT, HELLO_URI, TASK_ONLY
 from tests.surface.conftest import WAIT, config, read_text, surface_server, text_of
 

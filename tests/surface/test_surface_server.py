@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from tests.harness import forkserver
-from tests.servers.http import REPO_ROOT
+from tests.servers.http_server import REPO_ROOT
 from tests.servers.surface_server import (
     COUNTER_URI,
     HELLO_TEXT,

@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 from tests.gateway.conftest import WAIT, GatewayProcess, fixture, write_config
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 from tests.servers.oidc_issuer import OIDCIssuer
 
 SCOPE = "mcp"

@@ -36,7 +36,7 @@ from tests.gateway.conftest import (
     serve_args,
     write_config,
 )
-from tests.servers.http import HTTPServer, free_port
+from tests.servers.http_server import HTTPServer, free_port
 from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
 
 pytestmark = pytest.mark.timeout(120)

@@ -21,7 +21,7 @@ import pytest
 
 from tests.gateway.access.identity import SCOPE, challenge, client, oauth_gateway, post
 from tests.gateway.conftest import ROOT, WAIT, GatewayProcess, gateway_env, serve_args, write_config
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
 
 pytestmark = pytest.mark.timeout(120)

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import wait_until
 from tests.gateway.conftest import ROOT, WAIT
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 from tests.servers.oidc_issuer import TOKEN_EXCHANGE, OIDCIssuer, serve_issuer
 
 ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token"

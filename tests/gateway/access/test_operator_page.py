@@ -32,7 +32,7 @@ from playwright.async_api import Error as PlaywrightError
 from tests.conftest import wait_until
 from tests.gateway.access.identity import SCOPE, auth_keys, client, post
 from tests.gateway.conftest import WAIT, GatewayProcess, fixture, missing, write_config
-from tests.servers.http import HTTPServer, free_port
+from tests.servers.http_server import HTTPServer, free_port
 from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
 
 pytestmark = pytest.mark.timeout(180)

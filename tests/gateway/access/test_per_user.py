@@ -27,7 +27,7 @@ from tests.conftest import wait_until
 from tests.gateway.access.identity import SCOPE, auth_keys, client
 from tests.gateway.conftest import WAIT, GatewayProcess, write_config
 from tests.runtime.conftest import stdio_server
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
 
 pytestmark = pytest.mark.timeout(180)

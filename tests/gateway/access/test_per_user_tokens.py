@@ -20,7 +20,7 @@ import pytest
 from actors.tools import ErrorType
 from tests.gateway.access.identity import SCOPE, auth_keys, client
 from tests.gateway.conftest import GatewayProcess, write_config
-from tests.servers.http import HTTPServer, free_port
+from tests.servers.http_server import HTTPServer, free_port
 from tests.servers.oidc_issuer import TOKEN_EXCHANGE, OIDCIssuer, serve_issuer
 
 pytestmark = pytest.mark.timeout(180)

@@ -23,7 +23,7 @@ from mcp.shared.subscriptions import ResourceUpdated
 from actors.gateway.access.gate import POLICY_REFUSED
 from tests.gateway.access.identity import SCOPE, auth_keys, client
 from tests.gateway.conftest import GatewayProcess, fixture, write_config
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
 
 pytestmark = pytest.mark.timeout(120)

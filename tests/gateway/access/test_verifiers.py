@@ -19,7 +19,7 @@ from actors.gateway.access.keys import IssuerKeys, http_client, parse_jwks
 from actors.gateway.access.principal import StaticAccess
 from actors.gateway.access.verifiers import JWTVerifier, StaticTokenVerifier, Verifiers, refusal
 from actors.mcp.tls import default_ssl_context
-from tests.servers.http import free_port
+from tests.servers.http_server import free_port
 from tests.servers.oidc_issuer import OIDCIssuer, SigningKey, serve_issuer
 
 RESOURCE = "https://gw.example.com/mcp"
