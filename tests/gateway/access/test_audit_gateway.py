@@ -37,7 +37,7 @@ from tests.gateway.conftest import (
     write_config,
 )
 from tests.servers.http_server import HTTPServer, free_port
-from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
+from tests.servers.oidc_issuer import OIDCIssuer
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -53,12 +53,6 @@ permit (principal in Group::"dev", action, resource);
 permit (principal in Group::"ops", action == Action::"call", resource == Tool::"fx/add")
 when { context.arguments.a < 100 };
 """
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[OIDCIssuer]:
-    with serve_issuer() as issuer:
-        yield issuer
 
 
 @pytest.fixture(scope="module")

@@ -22,15 +22,9 @@ import pytest
 from tests.gateway.access.identity import SCOPE, challenge, client, oauth_gateway, post
 from tests.gateway.conftest import ROOT, WAIT, GatewayProcess, gateway_env, serve_args, write_config
 from tests.servers.http_server import free_port
-from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
+from tests.servers.oidc_issuer import OIDCIssuer
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[OIDCIssuer]:
-    with serve_issuer() as issuer:
-        yield issuer
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ issuer of ours; the replicas share one resource URL (a load balancer's) that tok
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -24,18 +23,12 @@ from tests.cluster.conftest import (  # noqa: F401 (fixtures)
 from tests.gateway.access.identity import SCOPE, auth_keys, challenge, post
 from tests.gateway.conftest import write_config
 from tests.runtime.conftest import stdio_server
-from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
+from tests.servers.oidc_issuer import OIDCIssuer
 
 pytestmark = pytest.mark.timeout(180)
 
 RESOURCE = "http://mcp-gateway.test/mcp"
 """The gateway's public URL: the load balancer's, the same for every replica."""
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[OIDCIssuer]:
-    with serve_issuer() as issuer:
-        yield issuer
 
 
 POLICY = """

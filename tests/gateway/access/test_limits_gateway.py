@@ -30,7 +30,7 @@ from tests.conftest import wait_until
 from tests.gateway.access.identity import SCOPE, auth_keys, client
 from tests.gateway.conftest import WAIT, GatewayProcess, fixture, write_config
 from tests.servers.http_server import free_port
-from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
+from tests.servers.oidc_issuer import OIDCIssuer
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -40,12 +40,6 @@ whole-second hints leave no gap that would spill tokens over a full bucket)."""
 CLIENTS = 100
 RUN = 6.0
 """Seconds the 100 clients call for."""
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[OIDCIssuer]:
-    with serve_issuer() as issuer:
-        yield issuer
 
 
 @contextlib.contextmanager

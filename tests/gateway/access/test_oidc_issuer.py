@@ -6,24 +6,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import httpx
 import jwt
-import pytest
 
 from tests.conftest import wait_until
 from tests.gateway.conftest import ROOT, WAIT
 from tests.servers.http_server import free_port
-from tests.servers.oidc_issuer import TOKEN_EXCHANGE, OIDCIssuer, serve_issuer
+from tests.servers.oidc_issuer import TOKEN_EXCHANGE, OIDCIssuer
 
 ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token"
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[OIDCIssuer]:
-    with serve_issuer() as issuer:
-        yield issuer
 
 
 def test_discovery_and_the_key_set(issuer: OIDCIssuer) -> None:

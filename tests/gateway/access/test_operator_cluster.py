@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import http.client
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from tests.conftest import wait_until
 from tests.gateway.access.identity import SCOPE, auth_keys
 from tests.gateway.conftest import WAIT, GatewayProcess, write_config
 from tests.runtime.conftest import stdio_server
-from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
+from tests.servers.oidc_issuer import OIDCIssuer
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -39,12 +38,6 @@ REPLICAS_SECRET = "mcp-actors:secret:replicas"
 POLICY = """
 @id("everyone") permit (principal, action, resource);
 """
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[OIDCIssuer]:
-    with serve_issuer() as issuer:
-        yield issuer
 
 
 def operator_json(replica: GatewayProcess, bearer: str) -> tuple[int, Any]:

@@ -33,7 +33,7 @@ from tests.conftest import wait_until
 from tests.gateway.access.identity import SCOPE, auth_keys, client, post
 from tests.gateway.conftest import WAIT, GatewayProcess, fixture, missing, write_config
 from tests.servers.http_server import HTTPServer, free_port
-from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
+from tests.servers.oidc_issuer import OIDCIssuer
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -65,12 +65,6 @@ permit (principal in Group::"dev", action in Action::"use", resource);
 permit (principal, action == Action::"admin", resource == Gateway::"gateway")
 when {{ principal.scopes.contains("{ADMIN_SCOPE}") }};
 """
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[OIDCIssuer]:
-    with serve_issuer() as issuer:
-        yield issuer
 
 
 @pytest.fixture(scope="module")

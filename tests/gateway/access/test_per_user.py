@@ -28,7 +28,7 @@ from tests.gateway.access.identity import SCOPE, auth_keys, client
 from tests.gateway.conftest import WAIT, GatewayProcess, write_config
 from tests.runtime.conftest import stdio_server
 from tests.servers.http_server import free_port
-from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
+from tests.servers.oidc_issuer import OIDCIssuer
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -56,12 +56,6 @@ def per_user_gateway(
     config = write_config(folder, {"me": per_user_entry(**entry)}, access=access)
     with GatewayProcess(config, folder, port=port) as gateway:
         yield gateway
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[OIDCIssuer]:
-    with serve_issuer() as issuer:
-        yield issuer
 
 
 @pytest.fixture(scope="module")

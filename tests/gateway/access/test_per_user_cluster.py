@@ -8,7 +8,6 @@ issuer of ours; the replicas share one resource URL (a load balancer's) that tok
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,17 +24,11 @@ from tests.cluster.conftest import (  # noqa: F401 (fixtures)
 from tests.gateway.access.identity import SCOPE, auth_keys
 from tests.gateway.conftest import write_config
 from tests.runtime.conftest import stdio_server
-from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
+from tests.servers.oidc_issuer import OIDCIssuer
 
 pytestmark = pytest.mark.timeout(180)
 
 RESOURCE = "http://mcp-gateway.test/mcp"
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[OIDCIssuer]:
-    with serve_issuer() as issuer:
-        yield issuer
 
 
 def test_each_replica_runs_a_users_own_copy_and_none_is_shared(

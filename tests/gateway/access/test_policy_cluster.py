@@ -8,7 +8,6 @@ issuer for the replicas' one resource URL."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from tests.cluster.conftest import (  # noqa: F401 (fixtures)
 from tests.gateway.access.identity import SCOPE, auth_keys, client
 from tests.gateway.access.test_policy_gateway import APPLE, GREETING, text_of
 from tests.gateway.conftest import fixture, write_config
-from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
+from tests.servers.oidc_issuer import OIDCIssuer
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -39,12 +38,6 @@ POLICY = """
   resource == Resource::"fixture://greeting"
 );
 """
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[OIDCIssuer]:
-    with serve_issuer() as issuer:
-        yield issuer
 
 
 def test_each_user_follows_through_another_replica_only_what_they_may(

@@ -24,7 +24,7 @@ from actors.gateway.access.gate import POLICY_REFUSED
 from tests.gateway.access.identity import SCOPE, auth_keys, client
 from tests.gateway.conftest import GatewayProcess, fixture, write_config
 from tests.servers.http_server import free_port
-from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
+from tests.servers.oidc_issuer import OIDCIssuer
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -58,12 +58,6 @@ permit (principal in Group::"ops", action == Action::"read", resource == Resourc
 
 GREETING, BLOB, APPLE = "fixture://greeting", "fixture://blob", "fixture://items/apple"
 TEMPLATE = "fixture://items/{item}"
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[OIDCIssuer]:
-    with serve_issuer() as issuer:
-        yield issuer
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from tests.conftest import wait_until
 from tests.gateway.access.identity import client
 from tests.gateway.access.test_policy_gateway import GREETING, POLICY, alice, bob, policy_gateway, text_of
 from tests.gateway.conftest import WAIT, GatewayProcess
-from tests.servers.oidc_issuer import OIDCIssuer, serve_issuer
+from tests.servers.oidc_issuer import OIDCIssuer
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -34,12 +34,6 @@ REVOKED = """
 @id("ops-own")
 permit (principal in Group::"ops", action in Action::"use", resource in Server::"ops");
 """
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[OIDCIssuer]:
-    with serve_issuer() as issuer:
-        yield issuer
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -20,15 +19,9 @@ from actors.gateway.access.principal import StaticAccess
 from actors.gateway.access.verifiers import JWTVerifier, StaticTokenVerifier, Verifiers, refusal
 from actors.mcp.tls import default_ssl_context
 from tests.servers.http_server import free_port
-from tests.servers.oidc_issuer import OIDCIssuer, SigningKey, serve_issuer
+from tests.servers.oidc_issuer import OIDCIssuer, SigningKey
 
 RESOURCE = "https://gw.example.com/mcp"
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[OIDCIssuer]:
-    with serve_issuer() as issuer:
-        yield issuer
 
 
 def auth(issuer_url: str, **keys: Any) -> AuthKeys:
