@@ -40,6 +40,7 @@ from mcp.shared.exceptions import MCPError
 from actors.cluster.forward import FORWARDED_HEADER, Forwarder, is_unreachable
 from actors.cluster.forwarded_call import CallRelay
 from actors.cluster.lease import DEFAULT_TTL, Claim, Leases, redis_client
+from actors.cluster.owners import KnownOwner, KnownOwners
 from actors.cluster.served import ServedGateway
 from actors.mcp.config import ServerConfig
 from actors.runtime.messages import (
@@ -63,6 +64,9 @@ _WATCH_READY = 10.0
 """Seconds `Affinity.watch` waits for the resource to be followed before it returns anyway."""
 _LISTEN_SPAN = 3.0
 """Seconds a listen stream held at an owner lasts before a new one replaces it."""
+_SERVE_MARGIN = 0.5
+"""Seconds a lease's belief must still last for a call to be sent to the local server: the call
+reaches it before the belief ends, and so before the loss stops it (a bet: no longer pause)."""
 _SLACK = 5.0
 """Seconds beyond a server's call timeout that a forwarded request may take (the hop itself)."""
 
@@ -93,8 +97,8 @@ class Affinity:
         change while it looked does not release."""
         self._namespaces: dict[str, str] = {}
         """Lease name -> namespace, for leases taken here."""
-        self._owners: dict[str, str] = {}
-        """Namespace -> the owner address its requests were last forwarded to."""
+        self._owners = KnownOwners()
+        """Per namespace, the owner its requests were last forwarded to, and when."""
         leases.on_lost = self._lost
         leases.on_tick = self._release_idle
 
@@ -156,20 +160,29 @@ class Affinity:
             self._in_flight[namespace] += 1
             self._served[namespace] += 1
             self._namespaces[name] = namespace
+        margin = min(_SERVE_MARGIN, self.leases.timing.belief / 4)
         try:
             while True:
-                if self.leases.holds(name):
-                    return await local()
+                if self.leases.holds(name, margin):
+                    return await self._here(namespace, name, local)
                 try:
                     claim: Claim = await asyncio.wrap_future(self.leases.claim(name))
                 except (redis.RedisError, RuntimeError) as exc:
-                    return ToolResult.fail(
-                        ErrorType.CONNECTION,
-                        f"{namespace} runs on one replica at a time, and Redis, which says which, "
-                        f"is unreachable: {exc}",
-                    )
-                if claim.mine:
-                    return await local()
+                    return await self._without_redis(namespace, message, timeout, relay, caller, ctx, exc)
+                if claim.mine and self.leases.holds(name, margin):
+                    return await self._here(namespace, name, local)
+                if claim.mine or not claim.owner:
+                    # Granted too late to serve under; or free, but Redis lost its leases: none is
+                    # taken until any belief from before has ended. Asked again, within the timeout.
+                    remaining = deadline - loop.time()
+                    if remaining <= 0:
+                        return ToolResult.fail(
+                            ErrorType.CONNECTION,
+                            f"{namespace} runs on one replica at a time, and after Redis lost its leases "
+                            f"none may be taken for {claim.quiet:.1f} s more: past the call's timeout",
+                        )
+                    await asyncio.sleep(min(max(claim.quiet, 0.05), remaining, self.leases.ttl / 4))
+                    continue
                 if forwarded_by is not None:
                     # Sent here as the owner, and it is not: no second hop (no loops).
                     return ToolResult.fail(
@@ -192,6 +205,17 @@ class Affinity:
         finally:
             with self._lock:
                 self._in_flight[namespace] -= 1
+
+    async def _here(
+        self, namespace: str, name: str, local: Callable[[], Awaitable[ToolResult]]
+    ) -> ToolResult:
+        """``local()`` under the lease. Lost meanwhile, the copy is stopped once more: this call
+        may have reached the runtime after the loss's stop, and started the server again."""
+        try:
+            return await local()
+        finally:
+            if not self.leases.believes(name):
+                self._gateway_now().stop_server(namespace)
 
     async def watch(
         self, namespace: str, uri: str, local: Callable[[], Awaitable[ResourceSubscription]]
@@ -239,9 +263,9 @@ class Affinity:
                         loop.run_in_executor(None, here.cancel)
                         here = None
                         continue
-                    address = await asyncio.wrap_future(self.leases.address_of(owner))
+                    address = await asyncio.wrap_future(self.leases.address_of(owner)) if owner else None
                     if address:
-                        self._owner_is(namespace, address)
+                        self._owner_is(namespace, owner, address)
                         await self._listen_at(address, uri, ready)
                 except (redis.RedisError, RuntimeError) as exc:
                     logger.debug("cannot route the following of %s now: %s", uri, exc)
@@ -317,10 +341,47 @@ class Affinity:
         try:
             address = await asyncio.wrap_future(self.leases.address_of(owner))
         except (redis.RedisError, RuntimeError) as exc:
-            return ToolResult.fail(ErrorType.CONNECTION, f"cannot look up replica {owner} in Redis: {exc}")
+            address = self._owners.address_of(owner)  # Redis went away after it named the owner
+            if address is None:
+                return ToolResult.fail(
+                    ErrorType.CONNECTION, f"cannot look up replica {owner} in Redis: {exc}"
+                )
         if not address:
             return None
-        self._owner_is(namespace, address)
+        self._owner_is(namespace, owner, address)
+        return await self._send(namespace, message, address, timeout, relay, caller)
+
+    async def _without_redis(
+        self,
+        namespace: str,
+        message: ServerRequest,
+        timeout: float,
+        relay: CallRelay | None,
+        caller: Mapping[str, Any],
+        ctx: Any,
+        exc: BaseException,
+    ) -> ToolResult:
+        """Redis cannot say who owns ``namespace``: sent to the owner it last named, while that one
+        may still believe its lease (it serves only if it does: never a second copy here)."""
+        known = self._owners.recent(namespace, self.leases.clock.monotonic(), self.leases.ttl)
+        if known is None or known.replica_id == self.replica_id or _forwarded_by(ctx) is not None:
+            return ToolResult.fail(
+                ErrorType.CONNECTION,
+                f"{namespace} runs on one replica at a time, and Redis, which says which, "
+                f"is unreachable: {exc}",
+            )
+        return await self._send(namespace, message, known.address, timeout, relay, caller)
+
+    async def _send(
+        self,
+        namespace: str,
+        message: ServerRequest,
+        address: str,
+        timeout: float,
+        relay: CallRelay | None,
+        caller: Mapping[str, Any],
+    ) -> ToolResult:
+        """``message`` sent to the replica at ``address``."""
         names = self._gateway_now().names
         limit = timeout + _SLACK
         match message:
@@ -342,15 +403,12 @@ class Affinity:
             case _:
                 return ToolResult.fail(ErrorType.VALIDATION, f"{type(message).__name__} cannot be forwarded")
 
-    def _owner_is(self, namespace: str, address: str) -> None:
+    def _owner_is(self, namespace: str, owner: str, address: str) -> None:
         """Note where ``namespace`` is forwarded; the client to a former owner that no other
         namespace is forwarded to is closed (it moved, or died)."""
-        with self._lock:
-            before = self._owners.get(namespace)
-            self._owners[namespace] = address
-            unused = before is not None and before != address and before not in self._owners.values()
-        if unused and before is not None:
-            self.forwarder.close_address(before)
+        unused = self._owners.seen(namespace, KnownOwner(owner, address, self.leases.clock.monotonic()))
+        if unused is not None:
+            self.forwarder.close_address(unused)
 
     # ---- on the leases' thread -------------------------------------------------------------
 

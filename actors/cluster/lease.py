@@ -1,14 +1,17 @@
 """`Leases`: which replica runs a single-affinity server, held in Redis with a TTL.
 
-A lease is the key ``mcp-actors:lease:<name>`` whose value is the owner's replica id, set with
-``SET NX PX`` semantics (in one script that also renews a lease already ours). The owner renews it
-every TTL/3; a replica that dies stops renewing and its lease expires, so the next call anywhere
-takes it. Every Redis command runs on the leases' own thread (never an actor thread, never an
-event loop), with socket timeouts, so nothing waits on Redis unbounded.
+A lease is the key ``mcp-actors:lease:<name>`` whose value is the owner's replica id. Every
+request for it runs one script (`actors.cluster.lease_script`): a take when this replica does not
+count the lease as its own, a renewal (compare-and-set on our id) when it does. The owner renews
+it while it believes it; a replica that dies stops renewing and its lease lapses, so the next call
+anywhere takes it. Every Redis command runs on the leases' own thread (never an actor thread,
+never an event loop), with socket timeouts and no retries, so nothing waits on Redis unbounded.
 
-A lease is believed held only until TTL after the last renewal was *sent* (Redis may have let it
-expire by then, and another replica taken it): past that, or when Redis says the key is another's
-or gone, it is lost, and ``on_lost`` is told (it must stop the local server, and not block).
+What the replica believes, and when it stops believing, is decided by `LeaseBook` (pure, on given
+times): a lease is served here only until `LeaseTiming.belief` after the granted request was
+*sent*, which ends before Redis could let another replica take it by the time to stop the local
+copy. When a belief ends, or Redis says the key is another's or gone, or Redis changed epoch and
+the re-confirmation failed, ``on_lost`` is told (it must stop the local server, and not block).
 """
 
 from __future__ import annotations
@@ -17,12 +20,17 @@ import concurrent.futures
 import logging
 import queue
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from actors.cluster.lease_book import Action, Event, LeaseBook, LeaseTiming
+from actors.cluster.lease_script import Answer, Kind, LeaseScript
+from actors.runtime.clock import Clock, SystemClock
 
 __all__ = ["DEFAULT_TTL", "LEASE_PREFIX", "MEMBER_PREFIX", "Claim", "Leases", "redis_client"]
 
@@ -40,20 +48,6 @@ DEFAULT_TTL = 10.0
 _REDIS_TIMEOUT = 1.0
 """Seconds any one Redis command (or connect) may take."""
 
-# Take the lease if free, renew it if already ours; answer the owner.
-_CLAIM = """
-local owner = redis.call('GET', KEYS[1])
-if not owner then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return ARGV[1]
-end
-if owner == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return owner
-"""
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-"""
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -61,28 +55,35 @@ return 0
 
 
 def redis_client(url: str) -> redis.Redis:
-    """A client for ``url`` whose every command and connect times out (text answers)."""
+    """A client for ``url`` whose every command and connect times out, tried once (text answers):
+    a lease's timing counts on no command taking longer than `_REDIS_TIMEOUT`."""
     return redis.Redis.from_url(
         url,
         socket_timeout=_REDIS_TIMEOUT,
         socket_connect_timeout=_REDIS_TIMEOUT,
+        retry=Retry(NoBackoff(), 0),
         decode_responses=True,
     )
 
 
 @dataclass(frozen=True)
 class Claim:
-    """The answer to a claim: who holds the lease now."""
+    """The answer to a claim: who holds the lease now. ``owner`` is empty while the lease is
+    free but may not be taken yet (Redis changed epoch): ``quiet`` says for how long, at most."""
 
     owner: str
     mine: bool
+    quiet: float = 0.0
 
 
 class Leases:
-    """The leases of one replica: claimed on demand, renewed every TTL/3, released on stop.
+    """The leases of one replica: claimed on demand, renewed while believed, released on stop.
 
-    ``on_lost(name)`` is called (on the leases' thread) when a lease held here is lost;
-    ``on_tick()`` after each renewal round (for idle checks; it may use `release_now`).
+    Owned by its own thread (``mcp-actors-leases-<id>``): every Redis command and every change
+    of the `LeaseBook` happen there. Other threads submit jobs (futures back) and read `holds`
+    from the book's immutable ``beliefs``. ``on_lost(name)`` is called on the leases' thread
+    when a lease held here is lost; ``on_tick()`` every renewal interval (for idle checks; it
+    may use `release_now`).
     """
 
     def __init__(
@@ -93,38 +94,39 @@ class Leases:
         *,
         on_lost: Callable[[str], None] | None = None,
         on_tick: Callable[[], None] | None = None,
+        clock: Clock | None = None,
     ) -> None:
-        if ttl <= 0:
-            raise ValueError(f"the lease TTL must be positive, got {ttl!r}")
+        self.timing = LeaseTiming(ttl)
         self.replica_id = replica_id
         self.ttl = ttl
         self.on_lost = on_lost
         self.on_tick = on_tick
+        self.clock: Clock = clock or SystemClock()
         self._client = client
-        self._claim = client.register_script(_CLAIM)
-        self._renew = client.register_script(_RENEW)
+        self._script = LeaseScript(client, LEASE_PREFIX)
         self._release = client.register_script(_RELEASE)
-        self._lock = threading.Lock()
-        self._held: dict[str, float] = {}
-        """Lease name -> monotonic time until which it is surely ours."""
+        self._book = LeaseBook(self.timing)
         self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]] | None]
         self._jobs = queue.SimpleQueue()
         self._redis_down = False
+        self._tick_at = self.clock.monotonic() + self.timing.renew_every
         self._thread = threading.Thread(target=self._run, name=f"mcp-actors-leases-{replica_id}", daemon=True)
         self._thread.start()
 
     # ---- asked from any thread -----------------------------------------------------------
 
-    def holds(self, name: str) -> bool:
-        """Whether the lease ``name`` is surely this replica's right now."""
-        with self._lock:
-            until = self._held.get(name)
-        return until is not None and time.monotonic() < until
+    def holds(self, name: str, margin: float = 0.0) -> bool:
+        """Whether calls of ``name`` may be served here right now, its belief lasting ``margin``
+        seconds more (the time a call takes to reach the local server)."""
+        return self._book.holds(name, self.clock.monotonic(), margin)
+
+    def believes(self, name: str) -> bool:
+        """Whether ``name`` counts as this replica's (held, or awaiting re-confirmation)."""
+        return name in self._book.claimed
 
     def held(self) -> list[str]:
-        """The leases this replica holds."""
-        with self._lock:
-            return list(self._held)
+        """The leases this replica holds (believed and confirmed in Redis's current epoch)."""
+        return list(self._book.beliefs)
 
     def claim(self, name: str) -> concurrent.futures.Future[Claim]:
         """Take the lease ``name`` if it is free (or renew it if ours); the owner either way.
@@ -148,11 +150,11 @@ class Leases:
         """Release every lease held here and stop the thread. Idempotent."""
         if not self._thread.is_alive():
             return
-        for name in self.held():
-            try:
-                self.release(name).result(timeout)
-            except (redis.RedisError, concurrent.futures.TimeoutError) as exc:
-                logger.warning("lease %s: not released (it expires within %.0f s): %s", name, self.ttl, exc)
+        done = self._submit(self._release_all)
+        try:
+            done.result(timeout)
+        except (concurrent.futures.TimeoutError, RuntimeError) as exc:
+            logger.warning("leases: not released (they lapse within %.0f s): %r", self.ttl, exc)
         self._jobs.put(None)
         self._thread.join(timeout)
         self._client.close()
@@ -167,15 +169,24 @@ class Leases:
 
     def forget(self, name: str) -> bool:
         """Stop believing the lease ``name`` is held (`holds` is false from now on); whether it
-        was. Its Redis key stays until `drop_now` deletes it or it expires."""
-        with self._lock:
-            return self._held.pop(name, None) is not None
+        was. Its Redis key stays until `drop_now` deletes it or it lapses."""
+        if not self._book.believed(name):
+            return False
+        self._book.apply(name, Event.RELEASED, self.clock.monotonic())
+        return True
 
     def release_now(self, name: str) -> None:
         """`release`, on the leases' thread (from ``on_tick``). Forgotten here first: from
         then on no call serves under it, whether or not Redis hears of the release."""
         if self.forget(name):
             self.drop_now(name)
+
+    def _release_all(self) -> None:
+        for name in self._book.owned():
+            try:
+                self.release_now(name)
+            except redis.RedisError as exc:
+                logger.warning("lease %s: not released (it lapses within %.0f s): %s", name, self.ttl, exc)
 
     def drop_now(self, name: str) -> None:
         """Delete the lease's key if it is still this replica's (on the leases' thread)."""
@@ -190,70 +201,94 @@ class Leases:
         self._jobs.put((job, future))
         return future
 
-    def _claim_now(self, name: str) -> Claim:
-        sent = time.monotonic()
-        owner = str(self._claim(keys=[LEASE_PREFIX + name], args=[self.replica_id, self._ttl_ms()]))
-        mine = owner == self.replica_id
-        if mine:
-            with self._lock:
-                fresh = name not in self._held
-                self._held[name] = sent + self.ttl
-            if fresh:
-                logger.info("lease %s: taken by %s", name, self.replica_id)
-        return Claim(owner, mine)
+    def _ask(self, name: str) -> tuple[Answer, float]:
+        """Run the lease script for ``name``: a renewal if we count it as ours, else a take."""
+        sent = self.clock.monotonic()
+        answer = self._script.run(
+            name,
+            self.replica_id,
+            ttl=self.ttl,
+            quiet=self.timing.quiet,
+            believed=self._book.believed(name),
+            may_take=self._book.may_take(sent),
+        )
+        now = self.clock.monotonic()
+        for other in self._book.observe_epoch(answer.epoch, now):
+            if other != name:
+                logger.warning("lease %s: Redis changed epoch; not served until re-confirmed", other)
+        return answer, sent
 
-    def _ttl_ms(self) -> int:
-        return max(1, int(self.ttl * 1000))
+    def _claim_now(self, name: str) -> Claim:
+        fresh = not self._book.believed(name)
+        answer, sent = self._ask(name)
+        self._decided(name, answer, sent)
+        mine = self.holds(name)
+        if mine and fresh:
+            logger.info("lease %s: taken by %s", name, self.replica_id)
+        if answer.kind is Kind.QUIET:
+            return Claim("", False, max(answer.quiet, self._book.quiet_until - self.clock.monotonic()))
+        return Claim(answer.owner, mine)
+
+    def _renew_now(self, name: str) -> None:
+        try:
+            answer, sent = self._ask(name)
+        except redis.RedisError as exc:
+            self._noted(exc)
+            self._book.apply(name, Event.UNREACHABLE, self.clock.monotonic())
+            return
+        self._noted(None)
+        self._decided(name, answer, sent)
+
+    def _decided(self, name: str, answer: Answer, sent: float) -> None:
+        """Apply Redis's ``answer`` to a request for ``name`` sent at ``sent``."""
+        now = self.clock.monotonic()
+        if answer.kind is Kind.MINE:
+            action = self._book.apply(name, Event.GRANTED, now, sent=sent)
+            why = "its answer came after its belief ended"
+        elif self._book.believed(name):
+            action = self._book.apply(name, Event.REFUSED, now)
+            why = f"Redis says it is {'gone' if answer.kind is Kind.GONE else 'held by ' + answer.owner}"
+        else:
+            return
+        if action is Action.STOP:
+            self._lost(name, why)
 
     def _run(self) -> None:
-        interval = self.ttl / 3
-        due = time.monotonic() + interval
         while True:
+            now = self.clock.monotonic()
+            wake = min(self._book.next_wake(now, self.timing.renew_every), self._tick_at)
             try:
-                item = self._jobs.get(timeout=max(0.0, due - time.monotonic()))
+                item = self._jobs.get(timeout=max(0.0, wake - now))
             except queue.Empty:
-                self._renew_all()
-                self._tick()
-                due = time.monotonic() + interval
+                self._maintain()
                 continue
             if item is None:
                 return
             job, future = item
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(job())
-            except Exception as exc:
-                self._noted(exc)
-                future.set_exception(exc)
-            else:
-                self._noted(None)
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(job())
+                except Exception as exc:
+                    self._noted(exc)
+                    future.set_exception(exc)
+                else:
+                    self._noted(None)
+            self._maintain()
 
-    def _renew_all(self) -> None:
-        for name in self.held():
-            sent = time.monotonic()
-            try:
-                renewed = self._renew(keys=[LEASE_PREFIX + name], args=[self.replica_id, self._ttl_ms()])
-            except redis.RedisError as exc:
-                self._noted(exc)
-                with self._lock:
-                    expired = self._held.get(name, sent) <= sent
-                if expired:
-                    self._lost(name, f"not renewed within its TTL ({exc})")
-                continue
-            self._noted(None)
-            if renewed:
-                with self._lock:
-                    if name in self._held:
-                        self._held[name] = sent + self.ttl
-            else:
-                self._lost(name, "Redis says it is no longer ours")
+    def _maintain(self) -> None:
+        """Stop what is no longer believed, renew what is due, tick the idle checks."""
+        now = self.clock.monotonic()
+        for name in self._book.expire(now):
+            self._lost(name, "not renewed within its belief")
+        for name in self._book.due(now):
+            self._renew_now(name)
+        for name in self._book.expire(self.clock.monotonic()):
+            self._lost(name, "not renewed within its belief")
+        if self.clock.monotonic() >= self._tick_at:
+            self._tick_at = self.clock.monotonic() + self.timing.renew_every
+            self._tick()
 
     def _lost(self, name: str, why: str) -> None:
-        with self._lock:
-            known = self._held.pop(name, None)
-        if known is None:
-            return
         logger.warning("lease %s: lost by %s: %s; stopping the local server", name, self.replica_id, why)
         if self.on_lost is not None:
             try:

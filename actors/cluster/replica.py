@@ -25,7 +25,7 @@ import redis
 
 from actors.cluster.affinity import lease_name
 from actors.cluster.bus import RedisSubscriptionBus
-from actors.cluster.lease import Leases, redis_client
+from actors.cluster.lease import DEFAULT_TTL, Leases, redis_client
 from actors.cluster.link import RedisLink
 from actors.cluster.members import Membership
 from actors.cluster.schema_store import LEARNING_TTL, RedisSchemaStore
@@ -91,20 +91,23 @@ class ClusterReplica:
         replica.bus.start()
         return replica
 
-    def prepare(self, config: RuntimeConfig, timeout: float = _LEARN_TIMEOUT) -> None:
+    def prepare(
+        self, config: RuntimeConfig, timeout: float = _LEARN_TIMEOUT, *, lease_ttl: float | None = None
+    ) -> None:
         """Before serving, on the caller's thread: read the shared schema entries of
         ``config``'s servers, and have each server nobody has listed yet started once in the
         whole cluster to learn its lists (by this replica if it claims it first, else wait,
         at most ``timeout``, for the one that did). Without Redis every replica learns its own.
         A single-affinity server is learnt only under its lease (it runs on one replica at a
-        time); one that runs on another replica is not started here, nor waited for."""
+        time); one that runs on another replica is not started here, nor waited for. Its lease
+        has the cluster's ``lease_ttl`` (a new Redis epoch's quiet period is counted from it)."""
         unknown = self.store.pull(config.servers.values(), _PULL_TIMEOUT)
         deadline = time.monotonic() + timeout
         while unknown:
             mine = [server for server in unknown if self.store.claim(server, self.id, _PULL_TIMEOUT)]
             single = [server for server in mine if config.cluster.single(server.name)]
-            with self._leases(single) as leases:
-                owned = self._owned_elsewhere(single, leases)
+            with self._leases(single, lease_ttl or DEFAULT_TTL) as leases:
+                owned = self._owned_elsewhere(single, leases, deadline)
                 learn = [server for server in mine if server not in owned]
                 if learn:
                     # Within the claim's lifetime: a claim that expired lets another replica learn too.
@@ -121,27 +124,35 @@ class ClusterReplica:
                 return
             unknown = self.store.pull(others, _PULL_TIMEOUT)
 
-    def _leases(self, single: list[ServerConfig]) -> Leases | _NoLeases:
+    def _leases(self, single: list[ServerConfig], ttl: float) -> Leases | _NoLeases:
         """Leases to learn the ``single``-affinity servers under, if any (released on exit)."""
         if not single:
             return _NoLeases()
-        return Leases(redis_client(self.url), self.id, LEARNING_TTL)
+        return Leases(redis_client(self.url), self.id, ttl)
 
-    def _owned_elsewhere(self, single: list[ServerConfig], leases: Leases | _NoLeases) -> list[ServerConfig]:
+    def _owned_elsewhere(
+        self, single: list[ServerConfig], leases: Leases | _NoLeases, deadline: float
+    ) -> list[ServerConfig]:
         """The ``single``-affinity servers whose lease this replica could not take (held by
-        another replica, which runs them, or Redis away): not started here to learn them."""
+        another replica, which runs them, or Redis away): not started here to learn them. A
+        lease free but in a quiet period (Redis changed epoch) is waited for, until ``deadline``."""
         owned: list[ServerConfig] = []
         if not isinstance(leases, Leases):
             return owned
         for server in single:
             try:
                 claim = leases.claim(lease_name(server)).result(_PULL_TIMEOUT)
+                while not claim.mine and not claim.owner and time.monotonic() < deadline:
+                    if self._stop.wait(min(max(claim.quiet, _POLL), max(0.0, deadline - time.monotonic()))):
+                        break
+                    claim = leases.claim(lease_name(server)).result(_PULL_TIMEOUT)
             except (redis.RedisError, RuntimeError, TimeoutError) as exc:
                 logger.warning("cluster: cannot take the lease of %s to learn it: %s", server.name, exc)
                 owned.append(server)
                 continue
             if not claim.mine:
-                logger.info("cluster: %s runs on replica %s: not learnt here", server.name, claim.owner)
+                where = f"runs on replica {claim.owner}" if claim.owner else "cannot be taken yet (quiet)"
+                logger.info("cluster: %s %s: not learnt here", server.name, where)
                 owned.append(server)
         return owned
 

@@ -168,7 +168,8 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
         bus = affinity = replica_secret = None
         if replica is not None:
             stack.enter_context(replica)
-            replica.prepare(without_per_user(config))  # a per-user server is learnt by its copies
+            # A per-user server is learnt by its copies.
+            replica.prepare(without_per_user(config), lease_ttl=args.lease_ttl)
             cache, bus = replica.store, replica.bus
             replica_secret = _replica_secret(replica, token, config.access.auth)
             # Entered before the gateway, so left after it: leases go once their servers stopped.
