@@ -37,6 +37,7 @@ import mcp_types as types
 import redis
 from mcp.shared.exceptions import MCPError
 
+from actors.cluster.following import Following, listen_at
 from actors.cluster.forward import FORWARDED_HEADER, Forwarder, is_unreachable
 from actors.cluster.forwarded_call import CallRelay
 from actors.cluster.lease import DEFAULT_TTL, Claim, Leases, redis_client
@@ -62,8 +63,6 @@ _STOPPED = frozenset({"idle", "stopped", "failed"})
 _STATUS_TIMEOUT = 5.0
 _WATCH_READY = 10.0
 """Seconds `Affinity.watch` waits for the resource to be followed before it returns anyway."""
-_LISTEN_SPAN = 3.0
-"""Seconds a listen stream held at an owner lasts before a new one replaces it."""
 _SERVE_MARGIN = 0.5
 """Seconds a lease's belief must still last for a call to be sent to the local server: the call
 reaches it before the belief ends, and so before the loss stops it (a bet: no longer pause)."""
@@ -266,7 +265,7 @@ class Affinity:
                     address = await asyncio.wrap_future(self.leases.address_of(owner)) if owner else None
                     if address:
                         self._owner_is(namespace, owner, address)
-                        await self._listen_at(address, uri, ready)
+                        await listen_at(self.forwarder, address, uri, ready)
                 except (redis.RedisError, RuntimeError) as exc:
                     logger.debug("cannot route the following of %s now: %s", uri, exc)
                 except Exception:
@@ -276,37 +275,6 @@ class Affinity:
         finally:
             if here is not None:
                 loop.run_in_executor(None, here.cancel)
-
-    async def _listen_at(self, address: str, uri: str, ready: asyncio.Event) -> None:
-        """Listen streams naming ``uri`` at ``address``, until one fails. Each is replaced
-        after `_LISTEN_SPAN` by a new one, opened before it ends (the owner follows the URI
-        throughout): a replica that stops waits for its open requests, so no stream from here
-        may hold an owner's shutdown up for longer than that."""
-        current: asyncio.Task[None] | None = None
-        try:
-            while True:
-                acked = asyncio.Event()
-
-                def on_ack(acked: asyncio.Event = acked) -> None:
-                    acked.set()
-                    ready.set()
-
-                fresh = asyncio.ensure_future(self.forwarder.listen(address, uri, on_ack))
-                waiting = asyncio.ensure_future(acked.wait())
-                first = asyncio.FIRST_COMPLETED
-                await asyncio.wait({fresh, waiting}, timeout=_LISTEN_SPAN, return_when=first)
-                waiting.cancel()
-                if current is not None:
-                    current.cancel()
-                current = fresh
-                if fresh.done() or not acked.is_set():
-                    return  # it failed or went unanswered: route again
-                await asyncio.wait({fresh}, timeout=_LISTEN_SPAN)
-                if fresh.done():
-                    return
-        finally:
-            if current is not None:
-                current.cancel()
 
     async def resume(self, ctx: Any, holder: str, method: str, params: Any, relay: CallRelay | None) -> Any:
         """The retry ``params`` of a ``method`` request held by replica ``holder``, sent there;
@@ -454,22 +422,6 @@ class Affinity:
     def _config(self, namespace: str) -> ServerConfig | None:
         gateway = self._gateway
         return gateway.config.servers.get(namespace) if gateway is not None else None
-
-
-class Following:
-    """A resource followed across replicas (`Affinity.watch`); `cancel` ends it."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[None]) -> None:
-        self._loop = loop
-        self._task = task
-
-    def cancel(self) -> bool:
-        """Stop following (from any thread)."""
-        if self._loop.is_closed():
-            return False
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            self._loop.call_soon_threadsafe(self._task.cancel)
-        return True
 
 
 def _timeout_of(message: ServerRequest, server: ServerConfig) -> float:

@@ -68,8 +68,9 @@ def redis_client(url: str) -> redis.Redis:
 
 @dataclass(frozen=True)
 class Claim:
-    """The answer to a claim: who holds the lease now. ``owner`` is empty while the lease is
-    free but may not be taken yet (Redis changed epoch): ``quiet`` says for how long, at most."""
+    """The answer to a claim: who holds the lease now. ``owner`` is empty when the claim is to be
+    asked again: the lease is free but may not be taken yet (Redis changed epoch; ``quiet``
+    says for how long, at most), or it was granted too late to be believed."""
 
     owner: str
     mine: bool
@@ -227,6 +228,8 @@ class Leases:
             logger.info("lease %s: taken by %s", name, self.replica_id)
         if answer.kind is Kind.QUIET:
             return Claim("", False, max(answer.quiet, self._book.quiet_until - self.clock.monotonic()))
+        if answer.kind is Kind.MINE and not mine:
+            return Claim("", False)  # granted, but its answer came after the belief it bought: ask again
         return Claim(answer.owner, mine)
 
     def _renew_now(self, name: str) -> None:

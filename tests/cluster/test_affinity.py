@@ -60,10 +60,7 @@ def leases(redis_server: RedisServer) -> Iterator[dict[str, Leases]]:
 def take(leases: Leases, name: str) -> None:
     """Take the free lease ``name``, waiting out a quiet period (a young Redis may have lost
     leases: nobody takes a free one for a TTL)."""
-    deadline = time.monotonic() + WAIT
-    while not (claim := leases.claim(name).result(WAIT)).mine:
-        assert claim.owner == "" and time.monotonic() < deadline, claim
-        time.sleep(min(claim.quiet, 0.1) or 0.05)
+    assert wait_until(lambda: leases.claim(name).result(WAIT).mine, WAIT, interval=0.05)
 
 
 def lost_events(leases: Leases) -> dict[str, threading.Event]:
