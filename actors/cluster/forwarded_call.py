@@ -19,6 +19,7 @@ Everything here runs on the loop that forwards (the gateway's).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Protocol, cast
@@ -158,23 +159,63 @@ async def in_rounds(
 def tool_rounds(
     client: Client, *, name: str, arguments: dict[str, Any] | None, progress: ProgressFnT | None
 ) -> Send:
-    """One round of ``tools/call`` of ``name`` to the owner ``client`` speaks to."""
+    """One round of ``tools/call`` of ``name`` to the owner ``client`` speaks to; the owner's
+    progress of the round reaches ``progress`` before the round's answer is returned."""
 
     async def send(responses: Any, state: str | None, meta: types.RequestParamsMeta) -> types.Result:
+        ordered = _ProgressBeforeAnswer(progress) if progress is not None else None
+
         async def call() -> types.Result:
             return await client.session.call_tool(
                 name,
                 arguments,
-                progress_callback=progress,
+                progress_callback=ordered,
                 input_responses=responses,
                 request_state=state,
                 meta=meta,
                 allow_input_required=True,
             )
 
-        return await _listed_once(client, call)
+        answer = await _listed_once(client, call)
+        if ordered is not None:
+            await ordered.relayed()
+        return answer
 
     return send
+
+
+PROGRESS_DRAIN: Final = 5.0
+"""Seconds a forwarded answer waits for the owner's progress, received before it, to be relayed."""
+
+
+class _ProgressBeforeAnswer:
+    """The progress callback of one forwarded round. The SDK runs each progress callback as a
+    task of its own, so the owner's answer could reach the client here before its last progress
+    notifications do, and a client drops progress that comes after the answer. `relayed` waits
+    for the callbacks already begun (a task the SDK spawned before the answer arrived has begun
+    by the time the answer's waiter runs: the loop runs ready tasks in order). On the loop."""
+
+    def __init__(self, progress: ProgressFnT) -> None:
+        self._progress = progress
+        self._running = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self._running += 1
+        self._idle.clear()
+        try:
+            await self._progress(progress, total, message)
+        finally:
+            self._running -= 1
+            if not self._running:
+                self._idle.set()
+
+    async def relayed(self) -> None:
+        await asyncio.sleep(0)  # once more round the loop: a callback task just spawned begins
+        # A client slow to take progress does not hold the answer back for long.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), PROGRESS_DRAIN)
 
 
 def prompt_rounds(client: Client, *, name: str, arguments: dict[str, str] | None) -> Send:

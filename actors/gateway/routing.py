@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -247,7 +247,7 @@ class Requests:
         ticket = self._sessions.busy(namespace, ctx, asks=False)
         try:
             answer = await wait
-            if may_log(ctx):
+            if may_log(ctx) or asks_progress(ctx):
                 await self._forwarded(namespace, ticket)
             return answer
         finally:
@@ -290,7 +290,7 @@ class Requests:
         try:
             self._routes.send(message)
             result = await while_connected(ctx, asyncio.wrap_future(message.reply))
-            if may_log(ctx):
+            if may_log(ctx) or asks_progress(ctx):
                 await self._forwarded(namespace, ticket)
             return result
         except asyncio.CancelledError:
@@ -304,13 +304,17 @@ class Requests:
             self._answered(routed)
 
     async def _forwarded(self, namespace: str, ticket: int) -> None:
-        """Let what the backend said during the request (its log messages, which reach us on a
-        host thread) go out before the answer does."""
+        """Let what the backend said during the request (its log messages and progress, which
+        reach us on a host thread) go out before the answer does: a client drops the progress of
+        a request it has the answer of."""
         # Bounded: a stuck host handler must not hold every answer (the logs would be lost only).
         # Once delivered, the host thread has handed each log message to this loop, before the
         # future's own completion reaches it.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.wrap_future(self._runtime.host.delivered()), _FLUSH_TIMEOUT)
+        # The progress handed over before that began its send, which the answer's wake-up
+        # follows; one more turn of the loop lets a send that waits on the stream go first.
+        await asyncio.sleep(0)
         client = self._sessions.request(namespace, ticket)
         sent = list(client.sent) if client is not None else []
         if sent:
@@ -377,3 +381,9 @@ def may_log(ctx: Any) -> bool:
     if not isinstance(version, str):
         return True
     return bool(allowed_log_levels(version, ctx.meta if ctx.request_id is not None else None))
+
+
+def asks_progress(ctx: Any) -> bool:
+    """Whether the request ``ctx`` asked for progress notifications (a progress token)."""
+    meta = ctx.meta
+    return isinstance(meta, Mapping) and meta.get("progress_token") is not None

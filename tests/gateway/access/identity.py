@@ -80,7 +80,7 @@ def challenge(header: str) -> dict[str, str]:
     return dict(re.findall(r'(\w+)="([^"]*)"', header))
 
 
-def client(gateway: GatewayProcess, token: str, mode: str = "legacy") -> Client:
-    """A real client of the gateway that sends ``token``."""
+def client(gateway: GatewayProcess, token: str, mode: str = "legacy", **handlers: Any) -> Client:
+    """A real client of the gateway that sends ``token`` (``handlers``: `mcp.Client`'s callbacks)."""
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-    return Client(streamable_http_client(gateway.url, http_client=http), mode=mode)  # type: ignore[arg-type]
+    return Client(streamable_http_client(gateway.url, http_client=http), mode=mode, **handlers)  # type: ignore[arg-type]
