@@ -159,7 +159,7 @@ class Affinity:
             self._in_flight[namespace] += 1
             self._served[namespace] += 1
             self._namespaces[name] = namespace
-        margin = min(_SERVE_MARGIN, self.leases.timing.belief / 4)
+        margin = self._margin()
         try:
             while True:
                 if self.leases.holds(name, margin):
@@ -246,7 +246,7 @@ class Affinity:
         try:
             while True:
                 try:
-                    mine = self.leases.holds(name)
+                    mine = self.leases.holds(name, self._margin())
                     owner = self.leases.replica_id
                     if not mine:
                         claim: Claim = await asyncio.wrap_future(self.leases.claim(name))
@@ -413,6 +413,10 @@ class Affinity:
             self.leases.drop_now(name)
 
     # ---- helpers ---------------------------------------------------------------------------
+
+    def _margin(self) -> float:
+        """How long a lease's belief must still last for a request to start on the local server."""
+        return min(_SERVE_MARGIN, self.leases.timing.belief / 4)
 
     def _gateway_now(self) -> ServedGateway:
         if self._gateway is None:

@@ -70,7 +70,8 @@ def redis_client(url: str) -> redis.Redis:
 class Claim:
     """The answer to a claim: who holds the lease now. ``owner`` is empty when the claim is to be
     asked again: the lease is free but may not be taken yet (Redis changed epoch; ``quiet``
-    says for how long, at most), or it was granted too late to be believed."""
+    says for how long, at most), or it was granted too late to be believed. Immutable: it goes
+    from the leases' thread to the caller's through a future."""
 
     owner: str
     mine: bool

@@ -38,7 +38,8 @@ _STOP_MIN = 2.5
 
 @dataclass(frozen=True)
 class LeaseTiming:
-    """The spans every decision counts with, all from the lease TTL (``serve --lease-ttl``)."""
+    """The spans every decision counts with, all from the lease TTL (``serve --lease-ttl``).
+    Immutable: shared by any thread."""
 
     ttl: float
 

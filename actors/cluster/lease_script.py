@@ -81,7 +81,7 @@ class Kind(enum.Enum):
 
 @dataclass(frozen=True)
 class Answer:
-    """The script's answer, classified."""
+    """The script's answer, classified. Immutable: handed from the lease thread to any other."""
 
     kind: Kind
     owner: str

@@ -17,7 +17,8 @@ __all__ = ["KnownOwner", "KnownOwners"]
 
 @dataclass(frozen=True)
 class KnownOwner:
-    """An owner as Redis last named it: its replica id, its address, and when (monotonic)."""
+    """An owner as Redis last named it: its replica id, its address, and when (monotonic).
+    Immutable: read from any thread."""
 
     replica_id: str
     address: str
