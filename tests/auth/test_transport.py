@@ -245,7 +245,9 @@ def test_sse_a_refused_handshake_fails_at_once_not_at_the_connect_timeout(
     assert sse_server.posts == ["initialize"]
 
 
-def test_sse_a_refusal_mid_session_fails_the_request_as_auth(sse_server: _SSEServer, loop: EventLoop) -> None:
+def test_sse_a_refusal_mid_session_fails_the_request_as_auth(
+    sse_server: _SSEServer, loop: EventLoop, caplog: pytest.LogCaptureFixture
+) -> None:
     transport = transport_for(sse_config(sse_server.url), None)
     events = Recorder()
     loop.run(transport.connect, events, timeout=TIMEOUT)
@@ -256,5 +258,8 @@ def test_sse_a_refusal_mid_session_fails_the_request_as_auth(sse_server: _SSESer
             loop.run(transport.probe, timeout=TIMEOUT)
         assert events.closed.wait(TIMEOUT)
         assert events.reasons == [str(caught.value)]
+        # Reported once, classified; not again as the SDK's error with a traceback (formatted on
+        # the loop, it read source files there).
+        assert not [r for r in caplog.records if r.name == "mcp.client.sse" and r.exc_info], caplog.text
     finally:
         loop.run(transport.close, timeout=TIMEOUT)

@@ -4,13 +4,16 @@
 ``ObservedReadStream`` reports the end of the server's messages that nobody asked for;
 ``ObservedAuth`` reports each refused login as it happens (the SDK's streamable HTTP transport
 lets it end the session wrapped in task groups, its SSE transport only logs it and then waits,
-and the GET stream retries). Each calls the watch's public methods only.
+and the GET stream retries). Each calls the watch's public methods only. The SSE transport's
+own ERROR record of such a refusal is dropped (`ReportedRefusals`): the watch reports it,
+classified, and formatting its traceback would read source files on the loop.
 
 Run on the event-loop thread, inside the session owner's task (or the SDK's tasks under it).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
@@ -23,7 +26,27 @@ from mcp.shared.message import SessionMessage
 from actors.mcp.auth import AuthRefused, auth_failure, refusal_reason
 from actors.mcp.sdk_transport.peer import PeerWatch
 
-__all__ = ["ObservedAuth", "ObservedReadStream", "ObservedTransport"]
+__all__ = ["ObservedAuth", "ObservedReadStream", "ObservedTransport", "ReportedRefusals"]
+
+
+class ReportedRefusals(logging.Filter):
+    """A filter of the SDK's SSE client logger: its record of an exception that is only
+    `AuthRefused` (raised by `ObservedAuth`, reported by the watch) is dropped. Stateless."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return exc is None or not _only_refusals(exc)
+
+
+def _only_refusals(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_only_refusals(inner) for inner in exc.exceptions)
+    return isinstance(exc, AuthRefused)
+
+
+_SSE_CLIENT_LOG = logging.getLogger("mcp.client.sse")
+if not any(isinstance(known, ReportedRefusals) for known in _SSE_CLIENT_LOG.filters):
+    _SSE_CLIENT_LOG.addFilter(ReportedRefusals())
 
 
 class ObservedAuth(httpx2.Auth):
