@@ -68,13 +68,6 @@ when {{ principal.scopes.contains("{ADMIN_SCOPE}") }};
 
 
 @pytest.fixture(scope="module")
-def remote() -> Iterator[HTTPServer]:
-    """A remote server the gateway reaches with a secret header."""
-    with HTTPServer("streamable-http") as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def gateway(
     issuer: OIDCIssuer, remote: HTTPServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[GatewayProcess]:
