@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,23 +16,11 @@ from mcp import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 from tests.gateway.conftest import WAIT, GatewayProcess, fixture, write_config
-from tests.servers.http_server import free_port
+from tests.gateway.test_http_security import INITIALIZE, JSON_AND_SSE
+from tests.servers.http_server import HTTPServer, free_port
 from tests.servers.oidc_issuer import OIDCIssuer
 
 SCOPE = "mcp"
-INITIALIZE = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
-).encode()
-JSON_AND_SSE = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
 def auth_keys(issuer: OIDCIssuer, resource: str, **more: Any) -> dict[str, Any]:
@@ -54,6 +42,41 @@ def oauth_gateway(
         access={"auth": auth_keys(issuer, resource)},
     )
     with GatewayProcess(config, folder, port=port, **options) as gateway:
+        yield gateway
+
+
+@dataclass(frozen=True)
+class Planted:
+    """Secrets planted in a gateway's config and environment, for tests that look for them."""
+
+    env: str
+    """In the fixture server ``fx``'s environment (``FX_API_TOKEN``)."""
+    header: str
+    """In the header ``X-Api-Key`` the gateway sends the remote server ``web``."""
+    static_token: str
+    """The gateway's static token (``MCP_ACTORS_TOKEN``)."""
+
+
+@contextlib.contextmanager
+def planted_gateway(
+    folder: Path, issuer: OIDCIssuer, remote: HTTPServer, policy: str, planted: Planted, audit: dict[str, Any]
+) -> Iterator[GatewayProcess]:
+    """A gateway with ``access.auth`` for ``issuer``, the Cedar ``policy`` and ``audit`` (its
+    ``file`` defaults to ``folder/audit.jsonl``), in front of ``fx`` and ``remote`` as ``web``,
+    with the ``planted`` secrets."""
+    (folder / "policy.cedar").write_text(policy)
+    port = free_port()
+    servers = {
+        "fx": fixture(env={"FX_API_TOKEN": planted.env}),
+        "web": {"url": remote.url, "headers": {"X-Api-Key": planted.header}},
+    }
+    access = {
+        "auth": auth_keys(issuer, f"http://127.0.0.1:{port}/mcp"),
+        "policy": "policy.cedar",
+        "audit": {"file": str(folder / "audit.jsonl"), **audit},
+    }
+    config = write_config(folder, servers, access=access)
+    with GatewayProcess(config, folder, port=port, env={"MCP_ACTORS_TOKEN": planted.static_token}) as gateway:
         yield gateway
 
 

@@ -25,7 +25,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from tests.conftest import wait_until
-from tests.gateway.access.identity import SCOPE, auth_keys, client
+from tests.gateway.access.identity import SCOPE, Planted, client, planted_gateway
 from tests.gateway.conftest import (
     MCP_ACTORS,
     ROOT,
@@ -36,7 +36,7 @@ from tests.gateway.conftest import (
     serve_args,
     write_config,
 )
-from tests.servers.http_server import HTTPServer, free_port
+from tests.servers.http_server import HTTPServer
 from tests.servers.oidc_issuer import OIDCIssuer
 
 pytestmark = pytest.mark.timeout(120)
@@ -59,20 +59,11 @@ when { context.arguments.a < 100 };
 def gateway(
     issuer: OIDCIssuer, remote: HTTPServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[GatewayProcess]:
-    folder = tmp_path_factory.mktemp("audit-gateway")
-    (folder / "policy.cedar").write_text(POLICY)
-    port = free_port()
-    servers = {
-        "fx": fixture(env={"FX_API_TOKEN": ENV_SECRET}),
-        "web": {"url": remote.url, "headers": {"X-Api-Key": HEADER_SECRET}},
-    }
-    access = {
-        "auth": auth_keys(issuer, f"http://127.0.0.1:{port}/mcp"),
-        "policy": "policy.cedar",
-        "audit": {"file": str(folder / "audit.jsonl"), "arguments": ["fx/*", "web"]},
-    }
-    config = write_config(folder, servers, access=access)
-    with GatewayProcess(config, folder, port=port, env={"MCP_ACTORS_TOKEN": STATIC_TOKEN}) as gateway:
+    planted = Planted(env=ENV_SECRET, header=HEADER_SECRET, static_token=STATIC_TOKEN)
+    audit = {"arguments": ["fx/*", "web"]}
+    with planted_gateway(
+        tmp_path_factory.mktemp("audit-gateway"), issuer, remote, POLICY, planted, audit
+    ) as gateway:
         yield gateway
 
 

@@ -30,7 +30,7 @@ from playwright.async_api import Browser, BrowserContext, Page, Response, async_
 from playwright.async_api import Error as PlaywrightError
 
 from tests.conftest import wait_until
-from tests.gateway.access.identity import SCOPE, auth_keys, client, post
+from tests.gateway.access.identity import SCOPE, Planted, auth_keys, client, planted_gateway, post
 from tests.gateway.conftest import WAIT, GatewayProcess, fixture, missing, write_config
 from tests.servers.http_server import HTTPServer, free_port
 from tests.servers.oidc_issuer import OIDCIssuer
@@ -71,21 +71,12 @@ when {{ principal.scopes.contains("{ADMIN_SCOPE}") }};
 def gateway(
     issuer: OIDCIssuer, remote: HTTPServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[GatewayProcess]:
-    folder = tmp_path_factory.mktemp("operator-page")
-    (folder / "policy.cedar").write_text(POLICY)
-    port = free_port()
-    servers = {
-        "fx": fixture(env={"FX_API_TOKEN": ENV_SECRET}),
-        "web": {"url": remote.url, "headers": {"X-Api-Key": HEADER_SECRET}},
-    }
-    access = {
-        "auth": auth_keys(issuer, f"http://127.0.0.1:{port}/mcp"),
-        "policy": "policy.cedar",
-        # Arguments kept in the audit: the page must still not show them.
-        "audit": {"file": str(folder / "audit.jsonl"), "arguments": True},
-    }
-    config = write_config(folder, servers, access=access)
-    with GatewayProcess(config, folder, port=port, env={"MCP_ACTORS_TOKEN": STATIC_TOKEN}) as gateway:
+    planted = Planted(env=ENV_SECRET, header=HEADER_SECRET, static_token=STATIC_TOKEN)
+    # Arguments kept in the audit: the page must still not show them.
+    audit = {"arguments": True}
+    with planted_gateway(
+        tmp_path_factory.mktemp("operator-page"), issuer, remote, POLICY, planted, audit
+    ) as gateway:
         yield gateway
 
 
