@@ -111,6 +111,9 @@ class Freshen:
     if the server is not running. Asks while a list of that kind is in flight share it."""
 
     kind: ListKind
+    told: int = 0
+    """Which of the server's lists of that kind the registry holds (`ToolsUpdated.told`): one
+    told since, still on its way to the registry, answers the ask (True) without a request."""
     reply: concurrent.futures.Future[bool] = field(default_factory=_slot, repr=False)
 
 
@@ -255,6 +258,8 @@ class ToolsUpdated:
     tools: tuple[Any, ...]
     received: Received | None = None
     """When they were received, with their caching hint (None: no news of either)."""
+    told: int = 0
+    """How many tool lists the server's actor has told, this one included."""
 
 
 @dataclass(frozen=True)
@@ -265,6 +270,8 @@ class CatalogUpdated:
     catalog: Catalog
     received: Mapping[ListKind, Received] = field(default_factory=dict)
     """Per kind listed: when, with its caching hint (a kind the server does not offer is left out)."""
+    told: int = 0
+    """How many catalogs the server's actor has told, this one included."""
 
 
 @dataclass(frozen=True)

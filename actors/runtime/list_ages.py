@@ -29,6 +29,7 @@ class ListAges:
 
     def __init__(self) -> None:
         self._lists: dict[str, dict[ListKind, Received]] = {}
+        self._told: dict[str, dict[ListKind, int]] = {}
         self._owner = OwnerCheck("the registry's list ages")
 
     def learnt(
@@ -69,6 +70,21 @@ class ListAges:
     def forget(self, namespace: str) -> None:
         self._owner.touch()
         self._lists.pop(namespace, None)
+        self._told.pop(namespace, None)
+
+    def count(self, namespace: str, kinds: Iterable[ListKind], told: int) -> None:
+        """The lists of ``kinds`` just come are the ``told``-th its server's actor told."""
+        self._owner.touch()
+        counts = self._told.setdefault(namespace, {})
+        for kind in kinds:
+            counts[kind] = told
+
+    def told(self, namespace: str, kind: ListKind) -> int:
+        """Which of its lists of ``kind`` the server's actor told last (0: none yet, or read
+        from the schema cache): a `Freshen` carries it, so that a server that has told a later
+        one since answers at once instead of listing again."""
+        self._owner.touch()
+        return self._told.get(namespace, {}).get(kind, 0)
 
     def stale(self, namespace: str, kind: ListKind, now: float) -> bool:
         """Whether the server's list of ``kind`` should be listed again before it is answered."""

@@ -206,9 +206,12 @@ class RegistryActor(AnsweringActor):
                 self._unregister(ns, reply)
             case ShutdownAll(reply=reply):
                 self._shutdown_all(reply)
-            case ToolsUpdated(namespace=ns, tools=specs, received=received):
-                self._tools_updated(ns, specs, received)
-            case CatalogUpdated(namespace=ns, catalog=catalog, received=received) if ns in self.entries:
+            case ToolsUpdated(namespace=ns, tools=specs, received=received, told=told):
+                self._tools_updated(ns, specs, received, told)
+            case CatalogUpdated(namespace=ns, catalog=catalog, received=received, told=told) if (
+                ns in self.entries
+            ):
+                self.ages.count(ns, _CATALOG_KINDS, told)
                 self._catalog_updated(ns, catalog, self.ages.learnt(ns, received, _CATALOG_KINDS))
             case ListsChanged(namespace=ns, kinds=kinds):
                 self.ages.changed(ns, kinds)
@@ -289,9 +292,12 @@ class RegistryActor(AnsweringActor):
 
     # ---- tools --------------------------------------------------------------------------
 
-    def _tools_updated(self, ns: str, specs: tuple[ToolSpec, ...], received: Received | None) -> None:
+    def _tools_updated(
+        self, ns: str, specs: tuple[ToolSpec, ...], received: Received | None, told: int
+    ) -> None:
         if ns not in self.entries:
             return
+        self.ages.count(ns, ("tools",), told)
         hinted = received is not None and self.ages.learnt(ns, {"tools": received}, ("tools",))
         # Learning a server's tools for the first time changes no list anyone has seen.
         known = self.entries[ns].seen
@@ -359,7 +365,7 @@ class RegistryActor(AnsweringActor):
                 self._server(ns, entry).tell(describe)
                 describes.append(describe.reply)
             elif request.refresh and self.ages.stale(ns, kind, now) and (server := _live(entry)):
-                freshen = Freshen(kind)
+                freshen = Freshen(kind, self.ages.told(ns, kind))
                 tell(server, freshen)
                 freshens.append(freshen.reply)
         ref, bound = self.actor_ref, ("lists", next(self._lists_asked))

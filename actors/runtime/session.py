@@ -81,6 +81,8 @@ class Session:
         self.health = HealthProbe(config.health_check_interval)
         self.relist_tools = Coalescer("a tools relist")
         self.relist_catalog = Coalescer("a catalog relist")
+        self.told = {"tools": 0, "catalog": 0}
+        """How many lists of tools and catalogs this actor told the registry (never reset)."""
         self._owner = OwnerCheck(f"{config.name}'s session")
 
     def current(self, message: Any) -> bool:
@@ -186,6 +188,9 @@ class Session:
             settle(asked.reply, False)
             return
         tools = asked.kind == "tools"
+        if self.told["tools" if tools else "catalog"] > asked.told:
+            settle(asked.reply, True)  # a newer list is ahead of this answer in its mailbox
+            return
         if (self.relist_tools if tools else self.relist_catalog).wait(asked.reply):
             self._relist(tools=tools)
 
@@ -221,7 +226,8 @@ class Session:
         self.tools = {s.tool_name: s for s in specs}
         if self.registry is not None:
             received = Received(self.clock.monotonic(), freshness, notified=self._notifies("tools"))
-            tell(self.registry, ToolsUpdated(self.namespace, tuple(specs), received))
+            self.told["tools"] += 1
+            tell(self.registry, ToolsUpdated(self.namespace, tuple(specs), received, self.told["tools"]))
 
     def _notifies(self, capability: str) -> bool:
         """Whether the server declared ``listChanged`` for the list of ``capability``."""
@@ -237,4 +243,5 @@ class Session:
                 for kind in _CATALOG_KINDS
                 if kind in hints
             }
-            tell(self.registry, CatalogUpdated(self.namespace, catalog, received))
+            self.told["catalog"] += 1
+            tell(self.registry, CatalogUpdated(self.namespace, catalog, received, self.told["catalog"]))

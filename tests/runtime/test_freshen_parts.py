@@ -7,8 +7,14 @@ from __future__ import annotations
 import concurrent.futures
 from collections.abc import Callable
 
+import pytest
+
+from actors.mcp.config import ServerConfig
+from actors.runtime.clock import ManualClock
+from actors.runtime.internal_messages import Freshen
 from actors.runtime.relisting import Coalescer
 from actors.runtime.reply import gather_within
+from actors.runtime.session import Session
 
 
 def slot() -> concurrent.futures.Future[bool]:
@@ -67,3 +73,24 @@ def test_a_bounded_gather_of_nothing_answers_at_once_and_arms_no_bound() -> None
     calls: list[int] = []
     gather_within([], lambda done: calls.append(len(done)), fired.append)
     assert (calls, fired) == ([0], [])
+
+
+class _NoRequests:
+    """An adapter that must not be asked: a list request here would be the defect."""
+
+    def discover_future(self) -> concurrent.futures.Future[object]:
+        raise AssertionError("listed again although a newer list was already told")
+
+
+def test_a_stale_ask_that_crossed_a_newer_list_on_its_way_is_answered_without_a_request() -> None:
+    # The registry found the list stale and asked, while the server's relist (after a
+    # list_changed) had already told it the new one: that list is ahead of the answer in the
+    # registry's mailbox, so listing a third time would cost the server for nothing.
+    session = Session(ServerConfig(name="ns", command="srv"), _NoRequests(), None, ManualClock())  # type: ignore[arg-type]
+    session.told["tools"] = 2
+    crossed = Freshen("tools", told=1)
+    session.freshen(crossed, running=True)
+    assert crossed.reply.result(0) is True
+    current = Freshen("tools", told=2)
+    with pytest.raises(AssertionError, match="listed again"):
+        session.freshen(current, running=True)
