@@ -123,10 +123,19 @@ def test_removed_and_changed_servers_leave_a_call_in_flight_on_another_alone(tmp
                 seen = news.count
                 write_config(config, {"keep": keep, "changed": fixture_entry("--extra-tools", "1")})
                 await news.wait_beyond(seen, "a tools/list_changed after the reload")
-                # The reload removes, then adds: the first list_changed may come between the two.
-                await wait_for(
-                    lambda: set(gateway.healthz()["servers"]) == {"keep", "changed"}, "changed back"
-                )
+                # The reload removes, then adds: the first list_changed may come between the two,
+                # and "changed" stays listed (stopping, then stopped) until its new config replaces it.
+
+                def reloaded() -> bool:
+                    now = gateway.healthz()["servers"]
+                    fresh = now.get("changed", {})
+                    return (
+                        set(now) == {"keep", "changed"}
+                        and fresh.get("pid") != pids["changed"]
+                        and (fresh.get("state") not in ("stopping", "stopped"))
+                    )
+
+                await wait_for(reloaded, "the changed server's new config in place")
                 after = gateway.healthz()["servers"]
                 await wait_for(lambda: not procfs.is_alive(pids["gone"]), "the removed server's exit")
                 await wait_for(lambda: not procfs.is_alive(pids["changed"]), "the changed server's exit")
