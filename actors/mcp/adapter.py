@@ -229,13 +229,8 @@ class MCPToolAdapter:
         self, uri: str, timeout: float, *, context: otel_context.Context | None = None
     ) -> concurrent.futures.Future[ToolResult]:
         """Read a resource: output ``{"contents": [...]}``. Always completes, like `invoke_future`."""
-        return self._ask(
-            context,
-            f"resources/read {uri}",
-            timeout,
-            lambda t: t.read_resource(uri, timeout),
-            RESOURCE_NOT_FOUND,
-        )
+        read = lambda t: t.read_resource(uri, timeout)  # noqa: E731
+        return self.ask_future(context, f"resources/read {uri}", timeout, read, RESOURCE_NOT_FOUND)
 
     def prompt_future(
         self,
@@ -248,7 +243,7 @@ class MCPToolAdapter:
     ) -> concurrent.futures.Future[ToolResult]:
         """Get a prompt: output ``{"messages": [...], ...}``; ``inputs`` as for `invoke_future`."""
         ask = prompt_request(name, arguments, timeout, inputs)
-        return self._ask(context, f"prompts/get {name}", timeout, ask)
+        return self.ask_future(context, f"prompts/get {name}", timeout, ask)
 
     def complete_future(
         self,
@@ -261,7 +256,7 @@ class MCPToolAdapter:
     ) -> concurrent.futures.Future[ToolResult]:
         """Complete an argument: output ``{"values": [...], "total": ..., "hasMore": ...}``."""
         ask = completion_request(ref, argument, arguments_so_far, timeout)
-        return self._ask(context, "completion/complete", timeout, ask)
+        return self.ask_future(context, "completion/complete", timeout, ask)
 
     def subscribe_future(self, uri: str, *, subscribe: bool = True) -> concurrent.futures.Future[ToolResult]:
         """Start (or with ``subscribe=False`` end) following updates of ``uri``."""
@@ -271,13 +266,13 @@ class MCPToolAdapter:
             return {}
 
         what = f"resources/{'subscribe' if subscribe else 'unsubscribe'} {uri}"
-        return self._ask(None, what, self.config.call_timeout, change)
+        return self.ask_future(None, what, self.config.call_timeout, change)
 
     def probe_future(self, timeout: float) -> concurrent.futures.Future[None]:
         """Completes when the server answered a probe; fails with a classified `ToolError`."""
         return self.ensure_loop().submit(self._probe, timeout)
 
-    def _ask(
+    def ask_future(
         self,
         context: otel_context.Context | None,
         what: str,
@@ -285,6 +280,7 @@ class MCPToolAdapter:
         send: Callable[[ClientTransport], Any],
         missing: frozenset[int] = frozenset(),
     ) -> concurrent.futures.Future[ToolResult]:
+        """Any request beyond tools (``send``, run on the loop): its answer as output."""
         return self.ensure_loop().submit(self._traced_ask, context, what, timeout, send, missing)
 
     # ---- coroutines on the loop ---------------------------------------------------------

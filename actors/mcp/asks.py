@@ -7,9 +7,13 @@ from collections.abc import Callable
 from typing import Any
 
 from actors.mcp.inputs import CALL_INPUTS, CallInputs
-from actors.mcp.transport import ClientTransport, JSONObject
+from actors.mcp.tasks import TaskState, TaskTransport
+from actors.mcp.transport import ClientTransport, JSONObject, ServerReplyError
 
-__all__ = ["completion_request", "prompt_request"]
+__all__ = ["TASK_NOT_FOUND", "completion_request", "prompt_request", "task_request"]
+
+TASK_NOT_FOUND = frozenset({-32602})
+"""How a server says it knows no such task (``tasks/get``, ``tasks/cancel``)."""
 
 
 def prompt_request(
@@ -32,3 +36,31 @@ def completion_request(
         return dict(completion) if isinstance(completion, dict) else {"values": []}
 
     return complete
+
+
+def task_request(
+    action: str, target: str, arguments: dict[str, Any] | None, timeout: float
+) -> tuple[str, frozenset[int], Callable[[ClientTransport], Any]]:
+    """``start``: call tool ``target`` keeping the task the server makes of it (on a transport
+    without tasks, its answer as a task that ended at once); ``get``, ``cancel``: of task
+    ``target``. What it is called, the codes that say "no such task", and the request, whose
+    answer is the task's `TaskState` as JSON."""
+
+    async def send(t: ClientTransport) -> JSONObject:
+        state: TaskState
+        if action == "start":
+            if isinstance(t, TaskTransport):
+                state = await t.start_task(target, dict(arguments or {}), timeout)
+            else:
+                state = TaskState.answered(await t.call_tool(target, dict(arguments or {}), timeout))
+        elif not isinstance(t, TaskTransport):
+            raise ServerReplyError(f"the {t.kind} transport keeps no tasks", -32602)
+        elif action == "get":
+            state = await t.get_task(target, timeout)
+        else:
+            state = await t.cancel_task(target, timeout)
+        return state.to_json()
+
+    if action == "start":
+        return f"tools/call {target}", frozenset(), send
+    return f"tasks/{action} {target}", TASK_NOT_FOUND, send

@@ -29,7 +29,7 @@ from actors.mcp.transport import (
 )
 from actors.tools import ErrorType, ToolError, ToolResult, duration_text
 
-__all__ = ["GUARD_SLACK", "RELAYED_CODES", "RESOURCE_NOT_FOUND", "Requests"]
+__all__ = ["GUARD_SLACK", "RELAYED_CODES", "RESOURCE_NOT_FOUND", "Requests", "result_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +57,23 @@ def _outcome_output(outcome: CallOutcome) -> dict[str, Any]:
 def _outcome_error_text(outcome: CallOutcome) -> str:
     texts = [str(b.get("text", "")) for b in outcome.content if b.get("type") == "text"]
     return "; ".join(t for t in texts if t) or "the tool reported an error"
+
+
+def result_of(
+    outcome: CallOutcome, server: str, duration_ms: float = 0.0, redact: Callable[[str], str] = str
+) -> ToolResult:
+    """A tool's answer as a `ToolResult`: its error (``isError``) a ``server_error`` whose
+    message is its text (``redact``-ed), its content kept; else its content and structured
+    content as output."""
+    if outcome.is_error:
+        return ToolResult.fail(
+            ErrorType.SERVER_ERROR,
+            redact(_outcome_error_text(outcome)),
+            duration_ms=duration_ms,
+            server=server,
+            content=outcome.content,
+        )
+    return ToolResult.ok(_outcome_output(outcome), duration_ms=duration_ms, server=server)
 
 
 class Requests:
@@ -94,15 +111,7 @@ class Requests:
                     outcome = await _send_call(transport, tool, arguments, timeout, progress)
         except Exception as exc:
             return self.failed(exc, tool, timeout, elapsed())
-        if outcome.is_error:
-            return ToolResult.fail(
-                ErrorType.SERVER_ERROR,
-                self.redact(f"{_outcome_error_text(outcome)}"),
-                duration_ms=elapsed(),
-                server=self.server,
-                content=outcome.content,
-            )
-        return ToolResult.ok(_outcome_output(outcome), duration_ms=elapsed(), server=self.server)
+        return result_of(outcome, self.server, elapsed(), self.redact)
 
     def failed(self, exc: Exception, what: str, timeout: float, duration_ms: float) -> ToolResult:
         """The classified result of a request that raised ``exc``."""

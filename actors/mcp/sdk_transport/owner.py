@@ -43,6 +43,7 @@ from actors.mcp.sdk_transport.negotiation import EraNegotiation, PinRejected
 from actors.mcp.sdk_transport.notifications import NotificationRouter
 from actors.mcp.sdk_transport.peer import PeerWatch
 from actors.mcp.sdk_transport.server_requests import ServerRequests
+from actors.mcp.sdk_transport.tasks import TasksExtension
 from actors.mcp.transport import ServerInfo
 
 __all__ = ["CLIENT_INFO", "SessionHost", "SessionOwner"]
@@ -293,6 +294,7 @@ class SessionOwner:
                 message_handler=self._router.on_message,
                 logging_callback=self._router.on_log,
                 log_level=options.log_level,
+                extensions=[TasksExtension()],
                 **self._answers.callbacks(),
             )
             try:

@@ -30,7 +30,7 @@ from actors.mcp.freshness import Listing
 from actors.mcp.inputs import CALL_INPUTS
 from actors.mcp.redaction import Redactor
 from actors.mcp.sdk_options import HTTPEndpoint, SDKOptions, StdioCommand
-from actors.mcp.sdk_transport import calls, convert
+from actors.mcp.sdk_transport import calls, convert, tasks
 from actors.mcp.sdk_transport.channel import prepare
 from actors.mcp.sdk_transport.failures import exc_text
 from actors.mcp.sdk_transport.negotiation import EraNegotiation
@@ -39,6 +39,7 @@ from actors.mcp.sdk_transport.owner import SessionOwner
 from actors.mcp.sdk_transport.peer import PeerWatch
 from actors.mcp.sdk_transport.requests import Requests
 from actors.mcp.sdk_transport.server_requests import ServerRequests
+from actors.mcp.tasks import TaskState
 from actors.mcp.transport import (
     CallOutcome,
     ClientHandlers,
@@ -320,6 +321,28 @@ class SDKTransport:
             return await calls.call_tool(self._requests, client, name, arguments, timeout, progress, rounds)
         with self._answers.answering(inputs):
             return await calls.call_tool(self._requests, client, name, arguments, timeout, progress)
+
+    async def start_task(self, name: str, arguments: dict[str, Any], timeout: float | None) -> TaskState:
+        """``tools/call``, keeping the task the server may make of it (on 2026-07-28 sessions,
+        where the tasks extension lives); else its answer, as a task that ended at once."""
+        client = self._client()
+        if not self._modern():
+            return TaskState.answered(await self._call(name, arguments, timeout, None))
+        return await self._requests.run(
+            f"tools/call {name!r}", lambda: tasks.start(client, name, arguments), timeout
+        )
+
+    async def get_task(self, task_id: str, timeout: float | None) -> TaskState:
+        """``tasks/get``, the input the task waits on answered by the host's handlers first."""
+        session = self._client().session
+        return await self._requests.run(f"tasks/get {task_id}", lambda: tasks.get(session, task_id), timeout)
+
+    async def cancel_task(self, task_id: str, timeout: float | None) -> TaskState:
+        """``tasks/cancel``; the task as the server says after it."""
+        session = self._client().session
+        return await self._requests.run(
+            f"tasks/cancel {task_id}", lambda: tasks.cancel(session, task_id), timeout
+        )
 
     async def list_resources(self) -> Listing[RemoteResource]:
         """Every resource the server lists, following ``nextCursor``, with the pages' caching hint."""
