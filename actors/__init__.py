@@ -18,12 +18,16 @@ if TYPE_CHECKING:
     from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
     from actors.mcp.config import ServerConfig
     from actors.mcp.inputs import CallInputs, InputRefused
+    from actors.mcp.tasks import TaskState, TaskStatus
     from actors.runtime import (
         AsyncRuntime,
+        AsyncTaskHandle,
         CallTool,
+        CancelTask,
         Complete,
         GetPrompt,
         GetStatus,
+        GetTask,
         HostHandlers,
         ListPrompts,
         ListResources,
@@ -39,8 +43,10 @@ if TYPE_CHECKING:
         ServerStatus,
         ShutdownAll,
         StartServer,
+        StartTask,
         StopServer,
         SubscribeResource,
+        TaskHandle,
         UnregisterServer,
         UnsubscribeResource,
     )
@@ -59,13 +65,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AsyncRuntime",
+    "AsyncTaskHandle",
     "CallInputs",
     "CallTool",
+    "CancelTask",
     "Complete",
     "ConfigError",
     "ErrorType",
     "GetPrompt",
     "GetStatus",
+    "GetTask",
     "HostHandlers",
     "InputRefused",
     "ListPrompts",
@@ -90,8 +99,12 @@ __all__ = [
     "ServerStatus",
     "ShutdownAll",
     "StartServer",
+    "StartTask",
     "StopServer",
     "SubscribeResource",
+    "TaskHandle",
+    "TaskState",
+    "TaskStatus",
     "ToolCapabilities",
     "ToolError",
     "ToolRegistry",
@@ -114,6 +127,8 @@ _HOMES = {
     "ServerConfig": "actors.mcp.config",
     "CallInputs": "actors.mcp.inputs",
     "InputRefused": "actors.mcp.inputs",
+    "TaskState": "actors.mcp.tasks",
+    "TaskStatus": "actors.mcp.tasks",
     "ErrorType": "actors.tools",
     "Refusal": "actors.tools",
     "RefusalReason": "actors.tools",

@@ -20,9 +20,11 @@ if TYPE_CHECKING:
     from actors.runtime.handlers import HostHandlers, LoginHandlers
     from actors.runtime.messages import (
         CallTool,
+        CancelTask,
         Complete,
         GetPrompt,
         GetStatus,
+        GetTask,
         ListPrompts,
         ListResources,
         ListResourceTemplates,
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
         ServerStatus,
         ShutdownAll,
         StartServer,
+        StartTask,
         StopServer,
         SubscribeResource,
         UnregisterServer,
@@ -40,13 +43,17 @@ if TYPE_CHECKING:
     )
     from actors.runtime.schema_cache import SchemaCache
     from actors.runtime.state import ServerState
+    from actors.runtime.task_handles import AsyncTaskHandle, TaskHandle
 
 __all__ = [
     "AsyncRuntime",
+    "AsyncTaskHandle",
     "CallTool",
+    "CancelTask",
     "Complete",
     "GetPrompt",
     "GetStatus",
+    "GetTask",
     "HostHandlers",
     "ListPrompts",
     "ListResourceTemplates",
@@ -64,8 +71,10 @@ __all__ = [
     "ServerStatus",
     "ShutdownAll",
     "StartServer",
+    "StartTask",
     "StopServer",
     "SubscribeResource",
+    "TaskHandle",
     "UnregisterServer",
     "UnsubscribeResource",
 ]
@@ -80,6 +89,8 @@ _HOMES = {
     "LoginHandlers": "actors.runtime.handlers",
     "SchemaCache": "actors.runtime.schema_cache",
     "ServerState": "actors.runtime.state",
+    "AsyncTaskHandle": "actors.runtime.task_handles",
+    "TaskHandle": "actors.runtime.task_handles",
 }
 
 

@@ -50,6 +50,7 @@ from actors.runtime.messages import (
     UnregisterServer,
 )
 from actors.runtime.requests_of import completion, prompt_request, tool_call
+from actors.runtime.task_handles import AsyncTaskHandle, find_request, start_request, state_of
 from actors.tools import ErrorType, ToolError, ToolResult, ToolSpec, duration_text
 
 __all__ = ["AsyncProgress", "AsyncRuntime", "ResourceUpdates"]
@@ -150,6 +151,20 @@ class AsyncRuntime:
             return result
         finally:
             relaying.cancel()
+
+    async def start_task(
+        self, name: str, arguments: Mapping[str, Any] | None = None, timeout: float | None = None
+    ) -> AsyncTaskHandle:
+        """`Runtime.start_task`, awaited: an `AsyncTaskHandle`."""
+        request = start_request(name, arguments, timeout)
+        state = state_of(await self._request(request, name), request.namespace)
+        return AsyncTaskHandle(request.namespace, state, self._request, timeout)
+
+    async def task(self, task_id: str, timeout: float | None = None) -> AsyncTaskHandle:
+        """`Runtime.task`, awaited."""
+        request = find_request(task_id, timeout)
+        state = state_of(await self._request(request, "tasks/get"), request.namespace)
+        return AsyncTaskHandle(request.namespace, state, self._request, timeout)
 
     async def read_resource(self, namespace: str, uri: str, timeout: float | None = None) -> ToolResult:
         """`Runtime.read_resource`, awaited."""

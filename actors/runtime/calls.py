@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from actors.mcp.adapter import MCPToolAdapter
+from actors.mcp.asks import task_request
 from actors.runtime.clock import Clock
 from actors.runtime.host import HostCalls
 from actors.runtime.latency import Latencies
@@ -26,6 +27,7 @@ from actors.runtime.messages import CallDone, CallTool, Complete, GetPrompt, Rea
 from actors.runtime.owner import OwnerCheck
 from actors.runtime.refusals import answer_refusal, span_name
 from actors.runtime.reply import failure, settle
+from actors.runtime.task_messages import CancelTask, GetTask, StartTask
 from actors.runtime.telemetry import end_span, instruments, request_span, run_in
 from actors.runtime.waiting import Waiting
 from actors.tools import ErrorType, ToolResult, ToolSpec, duration_text
@@ -275,6 +277,13 @@ class Calls:
                 return adapter.complete_future(
                     dict(call.ref), dict(call.argument), context, timeout, context=trace
                 )
+            case StartTask():
+                what, missing, send = task_request("start", call.tool, call.arguments, timeout)
+                return adapter.ask_future(trace, what, timeout, send, missing)
+            case GetTask() | CancelTask():
+                action = "get" if isinstance(call, GetTask) else "cancel"
+                what, missing, send = task_request(action, call.task_id, None, timeout)
+                return adapter.ask_future(trace, what, timeout, send, missing)
 
 
 def _progress(host: HostCalls | None, call: CallTool) -> Any:

@@ -47,6 +47,7 @@ from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, ServerRefs
 from actors.runtime.requests_of import completion, prompt_request, tool_call
 from actors.runtime.schema_cache import CachedLists, SchemaCache
 from actors.runtime.supervisor import SupervisorActor
+from actors.runtime.task_handles import TaskHandle, find_request, start_request, state_of
 from actors.runtime.timers import TimerService
 from actors.runtime.transports import sdk_transports
 from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec, duration_text
@@ -224,6 +225,26 @@ class Runtime:
         # the caller passed goes along as it is, to be refused there the one way.
         call = tool_call(name, arguments, timeout, progress)
         return call if isinstance(call, ToolResult) else self._request(call, name)
+
+    def start_task(
+        self, name: str, arguments: Mapping[str, Any] | None = None, timeout: float | None = None
+    ) -> TaskHandle:
+        """Call ``"namespace/tool"`` as a task where its server offers tasks (SEP-2663): a
+        handle at once while the call runs on (`actors.runtime.task_handles.TaskHandle`: its
+        ``id``, ``status()``, ``result()``, ``cancel()``). A server without tasks answers the
+        call itself, and the handle holds its result. Raises `ToolError` when nothing started
+        (a call refused, a server that cannot start)."""
+        request = start_request(name, arguments, timeout)
+        state = state_of(self._request(request, name), request.namespace)
+        return TaskHandle(request.namespace, state, self._request, timeout)
+
+    def task(self, task_id: str, timeout: float | None = None) -> TaskHandle:
+        """The task of ``task_id`` (a handle's ``id``, ``"namespace/taskId"``) found again,
+        from any process: its server is asked after it. `ToolError` ``not_found`` when the
+        server knows no such task (never, or expired)."""
+        request = find_request(task_id, timeout)
+        state = state_of(self._request(request, "tasks/get"), request.namespace)
+        return TaskHandle(request.namespace, state, self._request, timeout)
 
     def read_resource(self, namespace: str, uri: str, timeout: float | None = None) -> ToolResult:
         """Read a resource; ``output["contents"]`` holds its MCP contents (``uri``, ``mimeType``,

@@ -24,6 +24,7 @@ from actors.mcp.inputs import CallInputs
 from actors.runtime.internal_messages import *  # noqa: F403
 from actors.runtime.schema_cache import CachedLists
 from actors.runtime.status import ServerStatus
+from actors.runtime.task_messages import CancelTask, GetTask, StartTask
 from actors.runtime.telemetry import current_context
 from actors.tools import ErrorType, RefusalReason, ToolError, ToolResult, ToolSpec
 from actors.tools.check import Refusal, check_call, check_timeout
@@ -31,9 +32,11 @@ from actors.tools.check import Refusal, check_call, check_timeout
 __all__ = [
     "CallExpired",
     "CallTool",
+    "CancelTask",
     "Complete",
     "GetPrompt",
     "GetStatus",
+    "GetTask",
     "ListPrompts",
     "ListResourceTemplates",
     "ListResources",
@@ -46,6 +49,7 @@ __all__ = [
     "ServerStatus",
     "ShutdownAll",
     "StartServer",
+    "StartTask",
     "StopServer",
     "SubscribeResource",
     "UnregisterServer",
@@ -257,10 +261,10 @@ class Complete:
         return _message(self.refusal(max_argument_bytes))
 
 
-ServerRequest = CallTool | ReadResource | GetPrompt | Complete
+ServerRequest = CallTool | ReadResource | GetPrompt | Complete | StartTask | GetTask | CancelTask
 """The requests a server actor sends to its server, each answered with a `ToolResult`."""
 
-SERVER_REQUESTS = (CallTool, ReadResource, GetPrompt, Complete)
+SERVER_REQUESTS = (CallTool, ReadResource, GetPrompt, Complete, StartTask, GetTask, CancelTask)
 
 
 @dataclass(frozen=True)

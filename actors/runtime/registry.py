@@ -21,19 +21,17 @@ from actors.runtime.clock import Clock
 from actors.runtime.host import HostCalls
 from actors.runtime.list_ages import ListAges
 from actors.runtime.messages import (
+    SERVER_REQUESTS,
     CallTool,
     CatalogUpdated,
-    Complete,
     DescribeTools,
     Freshen,
-    GetPrompt,
     GetStatus,
     ListPrompts,
     ListResources,
     ListResourceTemplates,
     ListsChanged,
     ListTools,
-    ReadResource,
     RegisterServer,
     Retire,
     ServerRequest,
@@ -59,6 +57,9 @@ from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpe
 __all__ = ["BUILTIN_NAMESPACE", "RegistryActor", "Route", "ServerRefs", "TransportFactory"]
 
 logger = logging.getLogger(__name__)
+
+_ROUTED = (*SERVER_REQUESTS, SubscribeResource)
+"""What goes on to the server actor of its namespace."""
 
 BUILTIN_NAMESPACE = "builtin"
 
@@ -192,7 +193,7 @@ class RegistryActor(AnsweringActor):
 
     def _handle(self, message: Any) -> Any:
         match message:
-            case CallTool() | ReadResource() | GetPrompt() | Complete() | SubscribeResource():
+            case _ if isinstance(message, _ROUTED):
                 self._route(message)
             case ListTools() | ListResources() | ListResourceTemplates() | ListPrompts():
                 self._list(message)

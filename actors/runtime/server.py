@@ -29,25 +29,22 @@ from actors.runtime.host import HostCalls
 from actors.runtime.lifecycle import effects as fx
 from actors.runtime.lifecycle import events as ev
 from actors.runtime.messages import (
+    SERVER_REQUESTS,
     ArmIdle,
     CallExpired,
-    CallTool,
     CannotStart,
     CatalogChanged,
     CatalogRelisted,
     Closed,
-    Complete,
     ConnectionLost,
     DescribeTools,
     Freshen,
-    GetPrompt,
     GetStatus,
     GiveUp,
     HealthCheck,
     IdleCheck,
     LoginNeeded,
     ProbeDone,
-    ReadResource,
     ResetRestarts,
     ResourceUpdated,
     Restart,
@@ -83,8 +80,6 @@ from actors.tools.check import Refusal
 __all__ = ["ServerActor"]
 
 logger = logging.getLogger(__name__)
-
-_REQUESTS = (CallTool, ReadResource, GetPrompt, Complete)
 
 
 class ServerActor(AnsweringActor):
@@ -143,7 +138,7 @@ class ServerActor(AnsweringActor):
     def _handle(self, message: Any) -> None:
         """Requests from outside (the registry, the supervisor, callers) and timer ticks."""
         match message:
-            case CallTool() | ReadResource() | GetPrompt() | Complete():
+            case _ if isinstance(message, SERVER_REQUESTS):
                 if self.stage.retired:
                     return self.calls.answer(
                         message, ToolResult.fail(ErrorType.CANCELLED, str(self.record.retired))
@@ -253,7 +248,7 @@ class ServerActor(AnsweringActor):
                 ref, expired = self.actor_ref, CallExpired(subject)
                 now, timeout = self.clock.monotonic(), self._timeout(subject)
                 self.waiting.add(subject, now, timeout, lambda: tell(ref, expired))
-            case fx.Refuse(error_type=error_type, text=text) if isinstance(subject, _REQUESTS):
+            case fx.Refuse(error_type=error_type, text=text) if isinstance(subject, SERVER_REQUESTS):
                 self.calls.answer(subject, ToolResult.fail(error_type, self.record.render(text)))
             case fx.Refuse(error_type=error_type, text=text):
                 self._refuse(subject.reply, error_type, self.record.render(text))
