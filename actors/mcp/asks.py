@@ -39,28 +39,36 @@ def completion_request(
 
 
 def task_request(
-    action: str, target: str, arguments: dict[str, Any] | None, timeout: float
+    action: str,
+    target: str,
+    arguments: dict[str, Any] | None,
+    timeout: float,
+    inputs: CallInputs | None = None,
 ) -> tuple[str, frozenset[int], Callable[[ClientTransport], Any]]:
-    """``start``: call tool ``target`` keeping the task the server makes of it (on a transport
-    without tasks, its answer as a task that ended at once); ``get``, ``cancel``: of task
-    ``target``. What it is called, the codes that say "no such task", and the request, whose
-    answer is the task's `TaskState` as JSON."""
+    """``start``: call tool ``target`` keeping the task the server makes of it (``inputs``
+    answer what it asks before; on a transport without tasks, its answer as a task that ended
+    at once); ``get`` (its input answered by the host first), ``look`` (its input reported),
+    ``update`` (``arguments``: the answers) and ``cancel``: of task ``target``. What it is
+    called, the codes that say "no such task", and the request, whose answer is the task's
+    `TaskState` as JSON (``update``: empty)."""
 
     async def send(t: ClientTransport) -> JSONObject:
-        state: TaskState
+        given = dict(arguments or {})
         if action == "start":
+            if inputs is not None:
+                CALL_INPUTS.set(inputs)  # this task's own context: it ends with the request
             if isinstance(t, TaskTransport):
-                state = await t.start_task(target, dict(arguments or {}), timeout)
-            else:
-                state = TaskState.answered(await t.call_tool(target, dict(arguments or {}), timeout))
-        elif not isinstance(t, TaskTransport):
+                return (await t.start_task(target, given, timeout)).to_json()
+            return TaskState.answered(await t.call_tool(target, given, timeout)).to_json()
+        if not isinstance(t, TaskTransport):
             raise ServerReplyError(f"the {t.kind} transport keeps no tasks", -32602)
-        elif action == "get":
-            state = await t.get_task(target, timeout)
-        else:
-            state = await t.cancel_task(target, timeout)
-        return state.to_json()
+        if action == "update":
+            await t.update_task(target, given, timeout)
+            return {}
+        if action == "cancel":
+            return (await t.cancel_task(target, timeout)).to_json()
+        return (await t.get_task(target, timeout, answer=action == "get")).to_json()
 
     if action == "start":
         return f"tools/call {target}", frozenset(), send
-    return f"tasks/{action} {target}", TASK_NOT_FOUND, send
+    return f"tasks/{'get' if action == 'look' else action} {target}", TASK_NOT_FOUND, send

@@ -164,8 +164,13 @@ class TaskTransport(Protocol):
         answered itself comes back as a task that ended at once (`TaskState.answered`)."""
         ...
 
-    async def get_task(self, task_id: str, timeout: float | None) -> TaskState:
-        """The task's state, after answering the input it waits on with the host's handlers."""
+    async def get_task(self, task_id: str, timeout: float | None, *, answer: bool = True) -> TaskState:
+        """The task's state; ``answer``: after answering the input it waits on with the host's
+        handlers (else that input is reported, in ``input_requests``)."""
+        ...
+
+    async def update_task(self, task_id: str, responses: JSONObject, timeout: float | None) -> None:
+        """Answer (some of) the input the task waits on, keyed as its ``input_requests``."""
         ...
 
     async def cancel_task(self, task_id: str, timeout: float | None) -> TaskState:

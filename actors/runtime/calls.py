@@ -27,7 +27,7 @@ from actors.runtime.messages import CallDone, CallTool, Complete, GetPrompt, Rea
 from actors.runtime.owner import OwnerCheck
 from actors.runtime.refusals import answer_refusal, span_name
 from actors.runtime.reply import failure, settle
-from actors.runtime.task_messages import CancelTask, GetTask, StartTask
+from actors.runtime.task_messages import CancelTask, GetTask, StartTask, UpdateTask
 from actors.runtime.telemetry import end_span, instruments, request_span, run_in
 from actors.runtime.waiting import Waiting
 from actors.tools import ErrorType, ToolResult, ToolSpec, duration_text
@@ -278,12 +278,15 @@ class Calls:
                     dict(call.ref), dict(call.argument), context, timeout, context=trace
                 )
             case StartTask():
-                what, missing, send = task_request("start", call.tool, call.arguments, timeout)
-                return adapter.ask_future(trace, what, timeout, send, missing)
-            case GetTask() | CancelTask():
-                action = "get" if isinstance(call, GetTask) else "cancel"
-                what, missing, send = task_request(action, call.task_id, None, timeout)
-                return adapter.ask_future(trace, what, timeout, send, missing)
+                ask = task_request("start", call.tool, call.arguments, timeout, call.inputs)
+            case GetTask():
+                ask = task_request("get" if call.answer else "look", call.task_id, None, timeout)
+            case UpdateTask():
+                ask = task_request("update", call.task_id, dict(call.responses), timeout)
+            case CancelTask():
+                ask = task_request("cancel", call.task_id, None, timeout)
+        what, missing, send = ask
+        return adapter.ask_future(trace, what, timeout, send, missing)
 
 
 def _progress(host: HostCalls | None, call: CallTool) -> Any:

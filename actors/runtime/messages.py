@@ -24,7 +24,7 @@ from actors.mcp.inputs import CallInputs
 from actors.runtime.internal_messages import *  # noqa: F403
 from actors.runtime.schema_cache import CachedLists
 from actors.runtime.status import ServerStatus
-from actors.runtime.task_messages import CancelTask, GetTask, StartTask
+from actors.runtime.task_messages import CancelTask, GetTask, StartTask, UpdateTask
 from actors.runtime.telemetry import current_context
 from actors.tools import ErrorType, RefusalReason, ToolError, ToolResult, ToolSpec
 from actors.tools.check import Refusal, check_call, check_timeout
@@ -54,6 +54,7 @@ __all__ = [
     "SubscribeResource",
     "UnregisterServer",
     "UnsubscribeResource",
+    "UpdateTask",
     "refuse",
 ]
 
@@ -261,10 +262,10 @@ class Complete:
         return _message(self.refusal(max_argument_bytes))
 
 
-ServerRequest = CallTool | ReadResource | GetPrompt | Complete | StartTask | GetTask | CancelTask
+ServerRequest = CallTool | ReadResource | GetPrompt | Complete | StartTask | GetTask | UpdateTask | CancelTask
 """The requests a server actor sends to its server, each answered with a `ToolResult`."""
 
-SERVER_REQUESTS = (CallTool, ReadResource, GetPrompt, Complete, StartTask, GetTask, CancelTask)
+SERVER_REQUESTS = (CallTool, ReadResource, GetPrompt, Complete, StartTask, GetTask, UpdateTask, CancelTask)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from actors.runtime.messages import CallTool, Complete, GetPrompt, ReadResource, ServerRequest
 from actors.runtime.reply import settle
-from actors.runtime.task_messages import CancelTask, GetTask, StartTask
+from actors.runtime.task_messages import CancelTask, GetTask, StartTask, UpdateTask
 from actors.runtime.telemetry import instruments, refused_span
 from actors.tools import ToolResult
 from actors.tools.check import Refusal
@@ -30,8 +30,8 @@ def span_name(call: ServerRequest, namespace: str) -> str:
             return f"mcp.complete {namespace}"
         case StartTask():
             return f"mcp.start_task {namespace}/{call.tool}"
-        case GetTask() | CancelTask():
-            return f"mcp.{'get' if isinstance(call, GetTask) else 'cancel'}_task {namespace}"
+        case GetTask() | UpdateTask() | CancelTask():
+            return f"mcp.{type(call).__name__.removesuffix('Task').lower()}_task {namespace}"
 
 
 def answer_refusal(call: ServerRequest, refusal: Refusal, namespace: str | None = None) -> ToolResult:

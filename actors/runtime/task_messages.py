@@ -13,14 +13,17 @@ once (no ``taskId``). The facades wrap them in task handles (`actors.runtime.tas
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from actors.mcp.inputs import CallInputs
 from actors.runtime.telemetry import current_context
 from actors.tools import ErrorType, RefusalReason, ToolResult
 from actors.tools.check import Refusal, check_call, check_timeout
 
-__all__ = ["CancelTask", "GetTask", "StartTask", "TaskRequest"]
+__all__ = ["CancelTask", "GetTask", "StartTask", "TaskRequest", "UpdateTask"]
 
 
 def _slot() -> concurrent.futures.Future[ToolResult]:
@@ -43,10 +46,17 @@ class StartTask:
     """Seconds the *request* may take (not the task); the server's ``callTimeout`` when None."""
     trace_context: Any = field(default_factory=current_context, repr=False, compare=False)
     reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
+    inputs: CallInputs | None = field(default=None, repr=False, compare=False)
+    """Answers what the server asks before it makes the task (as `CallTool.inputs`); the
+    capabilities they declare are what the server is told, the tasks extension included."""
 
     @property
     def target(self) -> str:
         return str(self.tool)
+
+    def with_inputs(self, inputs: CallInputs) -> StartTask:
+        """This start, with its server's requests answered by ``inputs``."""
+        return dataclasses.replace(self, inputs=inputs, reply=_slot())
 
     def refusal(self, max_argument_bytes: int | None = None) -> Refusal | None:
         """Why this start must not be sent (its names, arguments and timeout), or None."""
@@ -66,12 +76,38 @@ class GetTask:
     timeout: float | None = None
     trace_context: Any = field(default_factory=current_context, repr=False, compare=False)
     reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
+    answer: bool = True
+    """Answer the input the task waits on with the host's handlers first; False: report it
+    (``inputRequests``) for the caller to answer with `UpdateTask` (a gateway's client)."""
 
     @property
     def target(self) -> str:
         return str(self.task_id)
 
     def refusal(self, max_argument_bytes: int | None = None) -> Refusal | None:
+        return _task_refusal(self.namespace, self.task_id, self.timeout)
+
+
+@dataclass(frozen=True, eq=False)
+class UpdateTask:
+    """Answer the input task ``task_id`` of server ``namespace`` waits on: ``responses`` keyed
+    as its ``inputRequests`` (a subset may come first). The reply's output is empty (the
+    extension's ack); the task's state comes with the next `GetTask`."""
+
+    namespace: str
+    task_id: str
+    responses: Mapping[str, Any]
+    timeout: float | None = None
+    trace_context: Any = field(default_factory=current_context, repr=False, compare=False)
+    reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
+
+    @property
+    def target(self) -> str:
+        return str(self.task_id)
+
+    def refusal(self, max_argument_bytes: int | None = None) -> Refusal | None:
+        if not isinstance(self.responses, Mapping):
+            return _malformed("the responses to a task's input are an object keyed as its inputRequests")
         return _task_refusal(self.namespace, self.task_id, self.timeout)
 
 
@@ -94,7 +130,7 @@ class CancelTask:
         return _task_refusal(self.namespace, self.task_id, self.timeout)
 
 
-TaskRequest = StartTask | GetTask | CancelTask
+TaskRequest = StartTask | GetTask | UpdateTask | CancelTask
 """The task requests, each answered with a `ToolResult` whose output is a task's state."""
 
 

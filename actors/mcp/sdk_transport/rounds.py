@@ -55,12 +55,18 @@ _DECLARED: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.Contex
 
 
 def narrowed(own: Mapping[str, Any], declared: Mapping[str, Any]) -> dict[str, Any]:
-    """The session's own client capabilities with sampling, elicitation and roots as
-    ``declared`` says (never one the session does not have)."""
-    kept = {key: value for key, value in own.items() if key not in _ANSWERED}
+    """The session's own client capabilities with sampling, elicitation, roots and the
+    extensions as ``declared`` says (never one the session does not have): a server must not
+    make a task of a call whose caller cannot follow one."""
+    kept = {key: value for key, value in own.items() if key not in (*_ANSWERED, "extensions")}
     for key in _ANSWERED:
         if key in own and key in declared:
             kept[key] = declared[key]
+    mine, theirs = own.get("extensions"), declared.get("extensions")
+    if isinstance(mine, Mapping) and isinstance(theirs, Mapping):
+        shared = {name: mine[name] for name in mine if name in theirs}
+        if shared:
+            kept["extensions"] = shared
     return kept
 
 

@@ -27,11 +27,13 @@ from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
+from actors.mcp.inputs import CallInputs
 from actors.mcp.sdk_transport.convert import outcome, to_json
+from actors.mcp.sdk_transport.rounds import MAX_ROUNDS, in_rounds
 from actors.mcp.tasks import TASKS_EXTENSION, TaskState, TaskStatus, outcome_json
 from actors.mcp.transport import CallOutcome
 
-__all__ = ["TasksExtension", "cancel", "finish", "get", "start"]
+__all__ = ["TasksExtension", "cancel", "finish", "get", "start", "update"]
 
 logger = logging.getLogger(__name__)
 
@@ -105,25 +107,53 @@ async def start(
     client: Client,
     name: str,
     arguments: dict[str, Any],
+    rounds: tuple[CallInputs, float] | None = None,
     progress: ProgressFnT | None = None,
 ) -> TaskState:
     """``tools/call``, keeping a task the server makes of it: its state, or the result (a
-    `TaskState` that ended at once) when it answered the call itself."""
-    result = await client.session.call_tool(name, arguments, progress_callback=progress, allow_claimed=True)
+    `TaskState` that ended at once) when it answered the call itself. What the server asks
+    before it makes the task (``InputRequiredResult`` rounds) is answered by ``rounds``' inputs,
+    else by the session's handlers."""
+    session = client.session
+
+    async def send(responses: types.InputResponses | None, state: str | None) -> Any:
+        return await session.call_tool(
+            name,
+            arguments,
+            progress_callback=progress,
+            input_responses=responses,
+            request_state=state,
+            allow_input_required=True,
+            allow_claimed=True,
+        )
+
+    if rounds is not None:
+        result = await in_rounds(client, send, rounds[0], rounds[1])
+    else:
+        result = await send(None, None)
+        for _ in range(MAX_ROUNDS):
+            if not isinstance(result, types.InputRequiredResult):
+                break
+            asked = {key: to_json(request) for key, request in (result.input_requests or {}).items()}
+            answers = _RESPONSES.validate_python(await _answers(session, asked)) if asked else None
+            result = await send(answers, result.request_state)
     if isinstance(result, CreatedTask):
         return _state(result)
     if isinstance(result, types.CallToolResult):
         if not result.is_error:
-            await client.session.validate_tool_result(name, result)
+            await session.validate_tool_result(name, result)
         return TaskState.answered(outcome(result))
     kind = type(result).__name__
     raise MCPError(types.INTERNAL_ERROR, f"an answer to tools/call of an unknown kind: {kind}")
 
 
-async def get(session: ClientSession, task_id: str) -> TaskState:
-    """``tasks/get``; a task that waits on input has it answered by the session's handlers
-    (the host's) and is asked again, so what comes back is past what it asked."""
+async def get(session: ClientSession, task_id: str, *, answer: bool = True) -> TaskState:
+    """``tasks/get``; with ``answer``, a task that waits on input has it answered by the
+    session's handlers (the host's) and is asked again, so what comes back is past what it
+    asked (without, the input is reported for the caller to answer: `update`)."""
     state = await _get(session, task_id)
+    if not answer:
+        return state
     rounds = 0
     while state.status == TaskStatus.INPUT_REQUIRED and state.input_requests and rounds < _MAX_INPUT_ROUNDS:
         rounds += 1
@@ -132,6 +162,12 @@ async def get(session: ClientSession, task_id: str) -> TaskState:
         await session.send_request(_UpdateTask(params=params), _Answer)
         state = await _get(session, task_id)
     return state
+
+
+async def update(session: ClientSession, task_id: str, responses: Mapping[str, Any]) -> None:
+    """``tasks/update`` with answers keyed as the task's ``inputRequests`` (its empty ack)."""
+    params = _UpdateParams(task_id=task_id, input_responses=dict(responses))
+    await session.send_request(_UpdateTask(params=params), _Answer)
 
 
 async def cancel(session: ClientSession, task_id: str) -> TaskState:
@@ -191,3 +227,4 @@ async def _answers(session: ClientSession, requests: Mapping[str, Any]) -> dict[
 
 
 _INPUT_REQUEST: pydantic.TypeAdapter[types.InputRequest] = pydantic.TypeAdapter(types.InputRequest)
+_RESPONSES: pydantic.TypeAdapter[types.InputResponses] = pydantic.TypeAdapter(types.InputResponses)

@@ -324,18 +324,31 @@ class SDKTransport:
 
     async def start_task(self, name: str, arguments: dict[str, Any], timeout: float | None) -> TaskState:
         """``tools/call``, keeping the task the server may make of it (on 2026-07-28 sessions,
-        where the tasks extension lives); else its answer, as a task that ended at once."""
+        where the tasks extension lives); else its answer, as a task that ended at once. A call
+        with `CallInputs` has them answer the rounds before the task, as `call_tool` does."""
         client = self._client()
         if not self._modern():
             return TaskState.answered(await self._call(name, arguments, timeout, None))
+        inputs = CALL_INPUTS.get()
+        rounds = (inputs, self.options.handler_timeout) if inputs is not None else None
         return await self._requests.run(
-            f"tools/call {name!r}", lambda: tasks.start(client, name, arguments), timeout
+            f"tools/call {name!r}", lambda: tasks.start(client, name, arguments, rounds), timeout
         )
 
-    async def get_task(self, task_id: str, timeout: float | None) -> TaskState:
-        """``tasks/get``, the input the task waits on answered by the host's handlers first."""
+    async def get_task(self, task_id: str, timeout: float | None, *, answer: bool = True) -> TaskState:
+        """``tasks/get``; ``answer``: the input the task waits on answered by the host's
+        handlers first."""
         session = self._client().session
-        return await self._requests.run(f"tasks/get {task_id}", lambda: tasks.get(session, task_id), timeout)
+        return await self._requests.run(
+            f"tasks/get {task_id}", lambda: tasks.get(session, task_id, answer=answer), timeout
+        )
+
+    async def update_task(self, task_id: str, responses: dict[str, Any], timeout: float | None) -> None:
+        """``tasks/update`` with (some of) the answers the task waits on."""
+        session = self._client().session
+        await self._requests.run(
+            f"tasks/update {task_id}", lambda: tasks.update(session, task_id, responses), timeout
+        )
 
     async def cancel_task(self, task_id: str, timeout: float | None) -> TaskState:
         """``tasks/cancel``; the task as the server says after it."""
