@@ -51,6 +51,7 @@ from actors.gateway.rounds import HeldCalls, StateSeal
 from actors.gateway.routing import AffinityRouter, Requests, Routes, Serving
 from actors.gateway.server import LIST_CHANGES, Handlers, build_server
 from actors.gateway.sessions import Sessions
+from actors.gateway.tasks import Tasks
 from actors.gateway.tools import Tools
 from actors.mcp.config import ServerConfig
 from actors.runtime import Runtime
@@ -150,6 +151,7 @@ class Gateway:
             self._tools = Tools(requests, self._forwarding, self._now, rounds, cache_hints, gate)
             self._resources = Resources(requests, self._handoff, bus, affinity, cache_hints, gate)
             self._prompts = Prompts(requests, self._now, self._resources.served_by, rounds, cache_hints, gate)
+            tasks = Tasks(requests)
             self.server: Server[Any] = build_server(
                 Handlers(
                     list_tools=self._tools.list_tools,
@@ -164,6 +166,9 @@ class Gateway:
                     get_prompt=self._prompts.get_prompt,
                     completion=self._prompts.complete,
                     set_level=self._set_level(requests),
+                    tasks_get=tasks.get,
+                    tasks_update=tasks.update,
+                    tasks_cancel=tasks.cancel,
                 )
             )
             # Inside the SDK's OpenTelemetry middleware: a record takes its span's trace id.

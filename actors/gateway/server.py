@@ -15,6 +15,9 @@ import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
+from actors.gateway.tasks import TaskIdParams, TaskUpdateParams
+from actors.mcp.tasks import TASKS_EXTENSION
+
 __all__ = ["LIST_CHANGES", "Handlers", "build_server"]
 
 INSTRUCTIONS = (
@@ -24,6 +27,9 @@ INSTRUCTIONS = (
 
 LIST_CHANGES = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
 """What the gateway declares: list changes of tools, resources and prompts."""
+
+EXTENSIONS: dict[str, dict[str, Any]] = {TASKS_EXTENSION: {}}
+"""The extensions the gateway serves: tasks, passed through to the backends that make them."""
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
 
@@ -44,6 +50,9 @@ class Handlers:
     get_prompt: Handler
     completion: Handler
     set_level: Handler
+    tasks_get: Handler
+    tasks_update: Handler
+    tasks_cancel: Handler
 
 
 class _GatewayServer(Server[Any]):
@@ -82,4 +91,8 @@ def build_server(handlers: Handlers) -> Server[Any]:
     # Registered apart from the constructor, which warns that logging is deprecated in
     # 2026-07-28: handshake-era clients (and the conformance suite) still set a level.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, handlers.set_level)
+    server.extensions = dict(EXTENSIONS)  # advertised on both eras' handshakes and discovery
+    server.add_request_handler("tasks/get", TaskIdParams, handlers.tasks_get)
+    server.add_request_handler("tasks/update", TaskUpdateParams, handlers.tasks_update)
+    server.add_request_handler("tasks/cancel", TaskIdParams, handlers.tasks_cancel)
     return server

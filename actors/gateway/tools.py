@@ -25,7 +25,8 @@ from actors.gateway.input_rounds import InputRounds
 from actors.gateway.rounds import Held
 from actors.gateway.routing import Requests, Serving
 from actors.gateway.search import CALL_TOOL, DEFAULT_LIMIT, MAX_LIMIT, META_TOOLS, SEARCH_TOOLS, ToolIndex
-from actors.runtime.messages import CallTool, ListTools
+from actors.gateway.tasks import TaskAnswer, answered, created, declares_tasks
+from actors.runtime.messages import CallTool, ListTools, StartTask
 from actors.tools import ErrorType, ToolResult, ToolSpec
 
 __all__ = ["Tools"]
@@ -64,7 +65,7 @@ class Tools:
 
     async def call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> types.CallToolResult | types.InputRequiredResult | TaskAnswer:
         serving = self._serving()
         if serving.tool_search and params.name in (SEARCH_TOOLS, CALL_TOOL):
             return await self._meta_tool(ctx, params)
@@ -80,6 +81,10 @@ class Tools:
                 raise _unknown(params.name)  # as for a tool that does not exist
             if admission.refused:
                 return refused_call(admission)
+            if declares_tasks(ctx):
+                return await self._start_task(
+                    ctx, namespace, StartTask(namespace, bare, arguments), params.name
+                )
             token = (ctx.meta or {}).get("progress_token") if isinstance(ctx.meta, Mapping) else None
             progress = self._forwarding.progress_sender(ctx, token) if token is not None else None
             call = CallTool(namespace, bare, arguments, progress=progress)
@@ -90,6 +95,19 @@ class Tools:
             result = await self._requests.request(ctx, namespace, call)
             return self._answer(result, params.name)
 
+    async def _start_task(
+        self, ctx: Any, namespace: str, start: StartTask, external: str
+    ) -> types.CallToolResult | types.InputRequiredResult | TaskAnswer:
+        """A call from a client that follows tasks: the backend's task, or its answer."""
+
+        def answer(result: ToolResult) -> types.CallToolResult | TaskAnswer:
+            return created(result, namespace, ctx) or self._answer(answered(result), external)
+
+        if self._rounds.applies(ctx, namespace):
+            held = Held("tools/call", namespace, answer)
+            return await self._rounds.start(ctx, namespace, start.with_inputs, held)  # type: ignore[no-any-return]
+        return answer(await self._requests.request(ctx, namespace, start))
+
     def _answer(self, result: ToolResult, external: str) -> types.CallToolResult:
         if self._gate.polices and is_not_offered(result):
             # Under a policy the backend's hint (the tools it offers) would name what the
@@ -99,7 +117,7 @@ class Tools:
 
     async def _meta_tool(
         self, ctx: Any, params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> types.CallToolResult | types.InputRequiredResult | TaskAnswer:
         arguments = dict(params.arguments or {})
         if params.name == SEARCH_TOOLS:
             return await self._search_tools(ctx, arguments)
