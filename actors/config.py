@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
@@ -42,6 +42,7 @@ __all__ = [
     "LimitKeys",
     "RateKeys",
     "RuntimeConfig",
+    "TaskKeys",
     "ToolLimitKeys",
     "load_config",
 ]
@@ -92,6 +93,22 @@ class BuiltinConfig(BaseModel):
 _SECTION = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, alias_generator=to_camel)
 
 
+class TaskKeys(BaseModel):
+    """How the gateway holds a server's calls as tasks for clients that follow them
+    (``"tasks"``, `actors.gateway.held_tasks`); the bounds apply to every task it holds."""
+
+    model_config = _SECTION
+
+    hold: StrictBool = False
+    """Run every call of a client that follows tasks as a task the gateway holds."""
+    ttl_ms: int = Field(default=3_600_000, gt=0)
+    """How long a task's record is kept after its creation (then swept: not found)."""
+    max_result_bytes: int = Field(default=1_048_576, gt=0)
+    """A result larger than this (as JSON) ends its task failed instead."""
+    per_caller: int = Field(default=100, gt=0)
+    """Tasks a caller may have unfinished at once; one more is refused."""
+
+
 class GatewayServerKeys(BaseModel):
     """The gateway's keys of one server entry (`actors.gateway`)."""
 
@@ -102,6 +119,7 @@ class GatewayServerKeys(BaseModel):
     server's own names (they must not collide with another unprefixed server's)."""
     token_exchange: TokenExchangeKeys | None = None
     """A remote per-user server's token, exchanged for each caller's (`actors.mcp.per_user`)."""
+    tasks: TaskKeys = Field(default_factory=TaskKeys)
 
 
 class ClusterServerKeys(BaseModel):
@@ -130,6 +148,11 @@ class GatewayKeys(BaseModel):
     def unprefixed(self) -> frozenset[str]:
         """The servers configured with ``"prefix": false``."""
         return frozenset(ns for ns, keys in self.servers.items() if not keys.prefix)
+
+    def tasks(self, namespace: str) -> TaskKeys:
+        """How the gateway holds ``namespace``'s calls as tasks (``"tasks"``)."""
+        keys = self.servers.get(namespace)
+        return keys.tasks if keys is not None else TaskKeys()
 
 
 class ClusterKeys(BaseModel):
@@ -300,33 +323,40 @@ class RuntimeConfig(BaseModel):
     ``mcp-actors check``."""
 
 
+_Section = TypeVar("_Section", bound=BaseModel)
+
+
+def _section(
+    model: type[_Section], data: Mapping[str, Any], key: str, problems: list[ConfigProblem]
+) -> _Section:
+    """The file's ``key`` section as ``model`` (its defaults where it has problems, noted)."""
+    try:
+        return model.model_validate(data.get(key, {}))
+    except ValidationError as exc:
+        problems.extend(
+            ConfigProblem(server=None, key=f"{key}.{p.key}", message=p.message)
+            for p in config_problems(None, exc)
+        )
+        return model()
+
+
+def _unreadable(message: str, origin: str) -> ConfigError:
+    return ConfigError([ConfigProblem(server=None, key=None, message=message)], origin)
+
+
 def _read_json(path: Path, origin: str) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(
-            [ConfigProblem(server=None, key=None, message=f"cannot read: {exc.strerror or exc}")], origin
-        ) from None
+        raise _unreadable(f"cannot read: {exc.strerror or exc}", origin) from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(
-            [
-                ConfigProblem(
-                    server=None, key=None, message=f"not UTF-8 text: {exc.reason} at byte {exc.start}"
-                )
-            ],
-            origin,
-        ) from None
+        raise _unreadable(f"not UTF-8 text: {exc.reason} at byte {exc.start}", origin) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(
-            [ConfigProblem(server=None, key=None, message=f"not JSON: {exc.msg} at line {exc.lineno}")],
-            origin,
-        ) from None
+        raise _unreadable(f"not JSON: {exc.msg} at line {exc.lineno}", origin) from None
     except (ValueError, RecursionError) as exc:  # a 5000-digit number, nesting past the stack
-        raise ConfigError(
-            [ConfigProblem(server=None, key=None, message=f"not usable JSON: {exc}")], origin
-        ) from None
+        raise _unreadable(f"not usable JSON: {exc}", origin) from None
 
 
 def _first_non_string_key(value: Any, depth: int = 0) -> Any:
@@ -443,23 +473,8 @@ def load_config(
         if key not in LIFECYCLE_KEYS:
             problems.append(ConfigProblem(server=None, key=f"defaults.{key}", message="not a lifecycle key"))
 
-    builtin = BuiltinConfig()
-    try:
-        builtin = BuiltinConfig.model_validate(data.get("builtin", {}))
-    except ValidationError as exc:
-        problems.extend(
-            ConfigProblem(server=None, key=f"builtin.{p.key}", message=p.message)
-            for p in config_problems(None, exc)
-        )
-
-    access = AccessKeys()
-    try:
-        access = AccessKeys.model_validate(data.get("access", {}))
-    except ValidationError as exc:
-        problems.extend(
-            ConfigProblem(server=None, key=f"access.{p.key}", message=p.message)
-            for p in config_problems(None, exc)
-        )
+    builtin = _section(BuiltinConfig, data, "builtin", problems)
+    access = _section(AccessKeys, data, "access", problems)
 
     tool_search = data.get("toolSearch", False)
     if not isinstance(tool_search, bool):
@@ -468,11 +483,8 @@ def load_config(
 
     servers, gateway, cluster = _servers(entries, defaults, environ, problems, warnings)
     if builtin.enabled and "builtin" in servers:
-        problems.append(
-            ConfigProblem(
-                server="builtin", key=None, message="the namespace 'builtin' is taken by the built-in tools"
-            )
-        )
+        taken = "the namespace 'builtin' is taken by the built-in tools"
+        problems.append(ConfigProblem(server="builtin", key=None, message=taken))
     if problems:
         raise ConfigError(problems, origin)
     return RuntimeConfig(

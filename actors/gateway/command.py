@@ -14,10 +14,10 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 from pydantic import ValidationError
@@ -188,6 +188,8 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
                 authenticated=bool(token) or config.access.auth is not None,
                 shared_limits=stack.enter_context(_shared_limits(replica)),
                 audit_secrets=[secret for secret in (token, replica_secret) if secret],
+                task_records=stack.enter_context(_task_records(replica)),
+                replica_alive=_alive(replica) if replica is not None else None,
             )
         )
         if replica is not None:
@@ -293,6 +295,26 @@ def _shared_limits(replica: ClusterReplica | None) -> contextlib.AbstractContext
     from actors.gateway.access.limits_redis import RedisBuckets  # noqa: PLC0415
 
     return RedisBuckets.start(replica.url)
+
+
+def _task_records(replica: ClusterReplica | None) -> contextlib.AbstractContextManager[Any]:
+    """Where the tasks the gateway holds are recorded: a replica's in Redis, for all of them
+    (None: in the gateway's memory)."""
+    if replica is None:
+        return contextlib.nullcontext()
+    from actors.gateway.task_records_redis import RedisTaskRecords  # noqa: PLC0415 (the cluster extra)
+
+    return RedisTaskRecords.start(replica.url)
+
+
+def _alive(replica: ClusterReplica) -> Callable[[str], bool]:
+    """Whether a replica is alive, by the membership heartbeats (blocks: off the loop)."""
+
+    def alive(replica_id: str) -> bool:
+        members = replica.members
+        return members is None or any(m.replica_id == replica_id for m in members.members())
+
+    return alive
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:

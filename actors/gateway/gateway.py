@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,7 @@ from actors.gateway.broadcasts import KINDS, Broadcasts, kind_of
 from actors.gateway.external import ExternalNames
 from actors.gateway.forwarding import Forwarding, ServerLogs
 from actors.gateway.handoff import LoopHandoff
+from actors.gateway.held_tasks import HeldTasks
 from actors.gateway.hints import CacheHints
 from actors.gateway.input_rounds import InputRounds
 from actors.gateway.prompts import Prompts
@@ -51,6 +52,7 @@ from actors.gateway.rounds import HeldCalls, StateSeal
 from actors.gateway.routing import AffinityRouter, Requests, Routes, Serving
 from actors.gateway.server import LIST_CHANGES, Handlers, build_server
 from actors.gateway.sessions import Sessions
+from actors.gateway.task_records import MemoryTaskRecords, TaskRecords
 from actors.gateway.tasks import Tasks
 from actors.gateway.tools import Tools
 from actors.mcp.config import ServerConfig
@@ -100,6 +102,8 @@ class Gateway:
         authenticated: bool = False,
         shared_limits: SharedBuckets | None = None,
         audit_secrets: Iterable[str] = (),
+        task_records: TaskRecords | None = None,
+        replica_alive: Callable[[str], bool] | None = None,
     ) -> None:
         self.limits = RateLimits(config.access.limits, shared=shared_limits)
         """Rates per principal and per tool (``access.limits``), the gate's and the HTTP layer's;
@@ -148,10 +152,12 @@ class Gateway:
             # Per caller: behind a bearer token, or with per-user affinity (see `CacheHints`).
             cache_hints = CacheHints(per_caller=authenticated or affinity is not None)
             gate = self.gate
-            self._tools = Tools(requests, self._forwarding, self._now, rounds, cache_hints, gate)
+            records = task_records if task_records is not None else MemoryTaskRecords()
+            self.tasks = Tasks(requests, HeldTasks(requests, self._handoff, records, replica, replica_alive))
+            """The tasks passed through to backends and those the gateway holds (``"tasks"``)."""
+            self._tools = Tools(requests, self._forwarding, self._now, rounds, cache_hints, gate, self.tasks)
             self._resources = Resources(requests, self._handoff, bus, affinity, cache_hints, gate)
             self._prompts = Prompts(requests, self._now, self._resources.served_by, rounds, cache_hints, gate)
-            tasks = Tasks(requests)
             self.server: Server[Any] = build_server(
                 Handlers(
                     list_tools=self._tools.list_tools,
@@ -166,9 +172,9 @@ class Gateway:
                     get_prompt=self._prompts.get_prompt,
                     completion=self._prompts.complete,
                     set_level=self._set_level(requests),
-                    tasks_get=tasks.get,
-                    tasks_update=tasks.update,
-                    tasks_cancel=tasks.cancel,
+                    tasks_get=self.tasks.get,
+                    tasks_update=self.tasks.update,
+                    tasks_cancel=self.tasks.cancel,
                 )
             )
             # Inside the SDK's OpenTelemetry middleware: a record takes its span's trace id.

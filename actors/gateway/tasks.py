@@ -32,14 +32,25 @@ from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
+from actors.config import TaskKeys
 from actors.gateway.access.principal import principal_of
+from actors.gateway.held_tasks import HELD_PREFIX, HeldTasks
 from actors.gateway.routing import Requests
 from actors.mcp.tasks import TASKS_EXTENSION, TaskState
+from actors.runtime.messages import CallTool
 from actors.runtime.task_handles import result_of_state
 from actors.runtime.task_messages import CancelTask, GetTask, UpdateTask
 from actors.tools import ErrorType, ToolResult
 
-__all__ = ["TASK_METHODS", "TaskAnswer", "TaskIdParams", "TaskUpdateParams", "Tasks", "declares_tasks"]
+__all__ = [
+    "TASK_METHODS",
+    "TaskAnswer",
+    "TaskIdParams",
+    "TaskUpdateParams",
+    "Tasks",
+    "caller_of",
+    "declares_tasks",
+]
 
 
 class TaskIdParams(types.RequestParams):
@@ -82,7 +93,7 @@ def created(result: ToolResult, namespace: str, ctx: Any) -> TaskAnswer | None:
     state = _state(result)
     if state is None or state.task_id is None:
         return None
-    return _answer(state, f"{namespace}/{_caller(ctx)}", "task", detailed=False)
+    return _answer(state, f"{namespace}/{caller_of(ctx)}", "task", detailed=False)
 
 
 def answered(result: ToolResult) -> ToolResult:
@@ -93,44 +104,68 @@ def answered(result: ToolResult) -> ToolResult:
 
 class Tasks:
     """The ``tasks/*`` handlers: each admits the request (the client declared the extension,
-    ``Mcp-Name`` is the task's id), then asks the backend the id names."""
+    ``Mcp-Name`` is the task's id), then asks the backend the id names, or the tasks the gateway
+    holds (`HeldTasks`) for an id of theirs."""
 
-    def __init__(self, requests: Requests) -> None:
+    def __init__(self, requests: Requests, held: HeldTasks) -> None:
         self._requests = requests
+        self.held = held
+
+    async def hold(self, ctx: Any, namespace: str, call: CallTool, keys: TaskKeys) -> TaskAnswer:
+        """Answer a call with a task the gateway holds (`HeldTasks.start`)."""
+        task = await self.held.start(ctx, namespace, call, keys, caller_of(ctx))
+        return TaskAnswer.model_validate({**task, "resultType": "task"})
 
     async def get(self, ctx: Any, params: TaskIdParams) -> TaskAnswer:
+        if params.task_id.startswith(HELD_PREFIX):
+            _check_header(ctx, params.task_id)
+            held = await self.held.get(params.task_id, caller_of(ctx))
+            return TaskAnswer.model_validate({**held, "resultType": "complete"})
         namespace, own = _admit(ctx, params.task_id)
         result = await self._requests.request(ctx, namespace, GetTask(namespace, own, answer=False))
         state = _state(_checked(result, params.task_id))
         if state is None:
             raise MCPError(types.INTERNAL_ERROR, f"the backend said no task of {params.task_id}")
-        return _answer(state, f"{namespace}/{_caller(ctx)}", "complete", detailed=True)
+        return _answer(state, f"{namespace}/{caller_of(ctx)}", "complete", detailed=True)
 
     async def update(self, ctx: Any, params: TaskUpdateParams) -> TaskAnswer:
+        if params.task_id.startswith(HELD_PREFIX):
+            _check_header(ctx, params.task_id)
+            await self.held.update(params.task_id, caller_of(ctx), params.input_responses)
+            return TaskAnswer(result_type="complete")
         namespace, own = _admit(ctx, params.task_id)
         message = UpdateTask(namespace, own, dict(params.input_responses))
         _checked(await self._requests.request(ctx, namespace, message), params.task_id)
         return TaskAnswer(result_type="complete")
 
     async def cancel(self, ctx: Any, params: TaskIdParams) -> TaskAnswer:
+        if params.task_id.startswith(HELD_PREFIX):
+            _check_header(ctx, params.task_id)
+            await self.held.cancel(params.task_id, caller_of(ctx))
+            return TaskAnswer(result_type="complete")
         namespace, own = _admit(ctx, params.task_id)
         _checked(await self._requests.request(ctx, namespace, CancelTask(namespace, own)), params.task_id)
         return TaskAnswer(result_type="complete")
 
 
-def _admit(ctx: Any, task_id: str) -> tuple[str, str]:
+def _check_header(ctx: Any, task_id: str) -> None:
+    """``Mcp-Name`` is the task's id (on HTTP), and the client declared the extension."""
     request = getattr(ctx, "request", None)
     if isinstance(request, Request) and decode_header_value(request.headers.get(MCP_NAME_HEADER)) != task_id:
         raise MCPError(types.HEADER_MISMATCH, "Mcp-Name header does not match params.taskId")
     require_client_extension(ctx, TASKS_EXTENSION)
+
+
+def _admit(ctx: Any, task_id: str) -> tuple[str, str]:
+    _check_header(ctx, task_id)
     namespace, caller, own = [*task_id.split("/", 2), "", ""][:3]
-    if not namespace or caller != _caller(ctx) or not own:
+    if not namespace or caller != caller_of(ctx) or not own:
         # Another caller's task is one that does not exist, as far as this caller can tell.
         raise MCPError(types.INVALID_PARAMS, f"Task not found: {task_id}")
     return namespace, own
 
 
-def _caller(ctx: Any) -> str:
+def caller_of(ctx: Any) -> str:
     """Who made a task, in its id: a digest of the caller's identity (the same caller, the same
     digest; it is checked against the caller of each later request, never trusted as given)."""
     principal = principal_of(ctx)

@@ -25,7 +25,7 @@ from actors.gateway.input_rounds import InputRounds
 from actors.gateway.rounds import Held
 from actors.gateway.routing import Requests, Serving
 from actors.gateway.search import CALL_TOOL, DEFAULT_LIMIT, MAX_LIMIT, META_TOOLS, SEARCH_TOOLS, ToolIndex
-from actors.gateway.tasks import TaskAnswer, answered, created, declares_tasks
+from actors.gateway.tasks import TaskAnswer, Tasks, answered, created, declares_tasks
 from actors.runtime.messages import CallTool, ListTools, StartTask
 from actors.tools import ErrorType, ToolResult, ToolSpec
 
@@ -44,6 +44,7 @@ class Tools:
         rounds: InputRounds,
         cache_hints: hints.CacheHints,
         gate: AccessGate,
+        tasks: Tasks,
     ) -> None:
         self._requests = requests
         self._forwarding = forwarding
@@ -51,6 +52,7 @@ class Tools:
         self._rounds = rounds
         self._hints = cache_hints
         self._gate = gate
+        self._tasks = tasks
 
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         self._requests.seen(ctx)
@@ -81,11 +83,14 @@ class Tools:
                 raise _unknown(params.name)  # as for a tool that does not exist
             if admission.refused:
                 return refused_call(admission)
-            if declares_tasks(ctx):
-                return await self._start_task(
-                    ctx, namespace, StartTask(namespace, bare, arguments), params.name
-                )
             token = (ctx.meta or {}).get("progress_token") if isinstance(ctx.meta, Mapping) else None
+            if declares_tasks(ctx):
+                keys = serving.config.gateway.tasks(namespace)
+                if keys.hold:
+                    return await self._tasks.hold(ctx, namespace, CallTool(namespace, bare, arguments), keys)
+                if token is None and not self._requests.routed(namespace):
+                    start = StartTask(namespace, bare, arguments)
+                    return await self._start_task(ctx, namespace, start, params.name)
             progress = self._forwarding.progress_sender(ctx, token) if token is not None else None
             call = CallTool(namespace, bare, arguments, progress=progress)
             if self._rounds.applies(ctx, namespace):

@@ -1,5 +1,6 @@
 """Which client capabilities a call with its own inputs declares to its server: the session's
-own, with sampling, elicitation and roots as the inputs say (never one more)."""
+own, with sampling, elicitation, roots and the extensions as the inputs say (never one more):
+a server must not make a task of a call whose caller cannot follow one."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ OWN = {"sampling": {}, "elicitation": {"form": {}}, "roots": {"listChanged": Tru
 
 
 def test_the_inputs_narrow_what_the_call_declares() -> None:
-    assert narrowed(OWN, {"sampling": {}}) == {"sampling": {}, "extensions": {"x": {}}}
+    assert narrowed(OWN, {"sampling": {}}) == {"sampling": {}}
+    assert narrowed(OWN, {"extensions": {"x": {"v": 1}, "y": {}}}) == {"extensions": {"x": {}}}
 
 
 def test_the_inputs_never_widen_it() -> None:

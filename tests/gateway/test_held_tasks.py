@@ -1,0 +1,118 @@
+"""Calls the gateway holds as tasks (``"tasks": {"hold": true}``) for a backend that knows no
+tasks (the fixture server over stdio, handshake era: it asks its questions as requests of its
+own): the runtime, a client that follows tasks, gets a task at once and its result later; the
+backend's question parks the task for the client's answer; a
+cancel reaches the backend's work; the bounds (time to live, result size, tasks per caller)
+hold; a client that follows no tasks gets plain answers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actors import ErrorType, Runtime, TaskStatus, ToolError
+from tests.conftest import wait_until
+from tests.gateway.conftest import GatewayProcess, fixture, http_gateway, write_config
+
+WAIT = 30.0
+HOLD = {"hold": True, "ttlMs": 4000, "maxResultBytes": 2000, "perCaller": 3}
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    folder = tmp_path_factory.mktemp("held")
+    (folder / "markers").mkdir()
+    entry = fixture(
+        tasks=HOLD,
+        protocol="legacy",
+        healthCheckInterval=0,
+        env={"FIXTURE_MARKER_DIR": str(folder / "markers")},
+    )
+    config = write_config(folder, {"fx": entry})
+    with http_gateway(config, folder) as served:
+        yield served
+
+
+def client(gateway: GatewayProcess, era: str = "2026-07-28") -> dict[str, Any]:
+    entry = {"url": gateway.url, "protocol": era, "healthCheckInterval": 0}
+    return {"mcpServers": {"gw": entry}, "builtin": {"enabled": False}}
+
+
+def accept(namespace: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "accept", "content": {"ok": True}}
+
+
+def markers(gateway: GatewayProcess) -> Path:
+    return gateway.folder / "markers"
+
+
+def test_a_held_call_is_a_task_at_once_and_its_result_later(gateway: GatewayProcess) -> None:
+    with Runtime.start(client(gateway), elicitation=accept) as rt:
+        handle = rt.start_task("gw/fx__sleep", {"seconds": 0.3, "marker": "held"}, timeout=WAIT)
+        assert handle.id is not None and handle.id.startswith("gw/held:")
+        assert handle.started.status == TaskStatus.WORKING and handle.started.ttl_ms == 4000
+        assert wait_until((markers(gateway) / "held.started").exists, WAIT)
+        result = handle.result(timeout=WAIT)
+        assert result.success and result.output["content"][0]["text"] == "slept 0.3"
+        # A plain call of the same client waits the task out: the same answer as ever.
+        assert (
+            rt.call_tool("gw/fx__echo", {"text": "plain"}, timeout=WAIT).output["content"][0]["text"]
+            == "plain"
+        )
+
+
+def test_the_backends_question_parks_the_task_for_the_clients_answer(gateway: GatewayProcess) -> None:
+    asked: list[dict[str, Any]] = []
+
+    def elicitation(namespace: str, params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params)
+        return accept(namespace, params)
+
+    with Runtime.start(client(gateway), elicitation=elicitation) as rt:
+        result = rt.start_task("gw/fx__ask_client", {}, timeout=WAIT).result(timeout=WAIT)
+        assert result.success and result.output["content"][0]["text"] == "client answered: accept"
+        assert [params.get("message") for params in asked] == ["Proceed?"]
+
+
+def test_cancel_reaches_the_backends_work(gateway: GatewayProcess) -> None:
+    with Runtime.start(client(gateway), elicitation=accept) as rt:
+        handle = rt.start_task("gw/fx__sleep", {"seconds": 60, "marker": "stopped"}, timeout=WAIT)
+        assert wait_until((markers(gateway) / "stopped.started").exists, WAIT)
+        assert handle.cancel().status == TaskStatus.CANCELLED
+        assert wait_until((markers(gateway) / "stopped.cancelled").exists, WAIT)
+        assert handle.result(timeout=WAIT).error_type == ErrorType.CANCELLED
+
+
+def test_the_bounds_hold(gateway: GatewayProcess) -> None:
+    with Runtime.start(client(gateway), elicitation=accept) as rt:
+        big = rt.start_task("gw/fx__echo", {"text": "x" * 5000}, timeout=WAIT).result(timeout=WAIT)
+        assert big.error_type == ErrorType.SERVER_ERROR and "maxResultBytes" in str(big.error), big
+        tool_error = rt.start_task("gw/fx__fail", {"message": "no"}, timeout=WAIT).result(timeout=WAIT)
+        assert tool_error.error_type == ErrorType.SERVER_ERROR and "no" in str(tool_error.error)
+        running = [rt.start_task("gw/fx__sleep", {"seconds": 60}, timeout=WAIT) for _ in range(3)]
+        with pytest.raises(ToolError) as refused:
+            rt.start_task("gw/fx__sleep", {"seconds": 60}, timeout=WAIT)
+        assert "unfinished" in str(refused.value)
+        for handle in running:
+            handle.cancel()
+        done = rt.start_task("gw/fx__echo", {"text": "kept"}, timeout=WAIT)
+        assert done.result(timeout=WAIT).success
+        assert done.id is not None
+
+        def swept() -> bool:
+            try:
+                rt.task(str(done.id), timeout=WAIT)
+            except ToolError:
+                return True
+            return False
+
+        assert wait_until(swept, WAIT), "the record outlived its ttlMs"
+
+
+def test_a_client_that_follows_no_tasks_gets_plain_answers(gateway: GatewayProcess) -> None:
+    with Runtime.start(client(gateway, "legacy"), elicitation=accept) as rt:
+        handle = rt.start_task("gw/fx__sleep", {"seconds": 0.1}, timeout=WAIT)
+        assert handle.id is None and handle.result().success
