@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         TaskHandle,
         UnregisterServer,
         UnsubscribeResource,
+        UpdateTask,
     )
     from actors.testing import MockTransport
     from actors.tools import (
@@ -113,6 +114,7 @@ __all__ = [
     "ToolSpec",
     "UnregisterServer",
     "UnsubscribeResource",
+    "UpdateTask",
     "load_config",
 ]
 

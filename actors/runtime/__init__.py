@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         SubscribeResource,
         UnregisterServer,
         UnsubscribeResource,
+        UpdateTask,
     )
     from actors.runtime.schema_cache import SchemaCache
     from actors.runtime.state import ServerState
@@ -77,6 +78,7 @@ __all__ = [
     "TaskHandle",
     "UnregisterServer",
     "UnsubscribeResource",
+    "UpdateTask",
 ]
 
 # Where each public name lives; the rest of `__all__` are the messages.
