@@ -10,9 +10,10 @@ meanwhile parks the task ``input_required`` with the questions as ``inputRequest
 or for a protocol error, its error) is written, kept ``ttlMs`` from the task's creation.
 
 With ``--cluster`` the records are in Redis, so any replica answers ``tasks/get``; a task whose
-replica died is answered ``failed`` (its call died with it), never left ``working``. Input and
-cancel go to the call where it runs: from another replica, a cancel ends the record (its
-backend call ends on its replica, its result dropped) and an input is refused.
+replica died is answered ``failed`` (its call died with it), never left ``working``. A cancel or
+answers given on another replica are written in the record, where the replica that runs the
+call finds them (`_watch`, at the clients' polling pace) and cancels the call at its backend, or
+hands the answers over.
 
 Owned by the gateway's loop; `_TaskInputs.ask` (a runtime worker thread) hands over to it.
 """
@@ -38,7 +39,7 @@ from actors.gateway.handoff import LoopHandoff
 from actors.gateway.relays import ClientRelay
 from actors.gateway.rounds import declared
 from actors.gateway.routing import Requests
-from actors.gateway.task_records import TaskRecord, TaskRecords
+from actors.gateway.task_records import POLL_INTERVAL_MS, TaskRecord, TaskRecords
 from actors.mcp.inputs import InputRefused
 from actors.mcp.tasks import TaskStatus
 from actors.mcp.transport import JSONObject
@@ -114,9 +115,12 @@ class HeldTasks:
         task_id = f"{HELD_PREFIX}{caller}:{uuid.uuid4().hex}"
         record = TaskRecord(task_id, caller, namespace, call.tool, keys.ttl_ms, replica=self._replica)
         await self._records.put(record)  # durable before the client hears of it
+        watching = bool(self._running)
         running = self._running[task_id] = _Running()
         held = call.with_inputs(_TaskInputs(self, task_id, declared(ctx)))
         running.task = self.handoff.start(self._run(ctx, held, record, keys))
+        if not watching and self._replica is not None:
+            self.handoff.start(self._watch())
         return record.answer(detailed=False)
 
     async def get(self, task_id: str, caller: str) -> JSONObject:
@@ -134,30 +138,60 @@ class HeldTasks:
 
     async def update(self, task_id: str, caller: str, responses: Mapping[str, Any]) -> None:
         record = await self._record(task_id, caller)
-        running = self._running.get(task_id)
-        if running is None:
-            if record.status.terminal:
-                return  # it ended meanwhile: nothing waits for the answers
-            raise MCPError(types.INTERNAL_ERROR, f"task {task_id} runs on gateway replica {record.replica}")
-        running.answers.update({key: dict(value) for key, value in responses.items() if key in running.asked})
-        pending = {key: value for key, value in running.asked.items() if key not in running.answers}
-        if pending:
-            await self._records.put(record.moved(TaskStatus.INPUT_REQUIRED, input_requests=pending))
-            return
-        waiting, running.waiting = running.waiting, None
-        answers, running.asked, running.answers = running.answers, {}, {}
-        await self._records.put(record.moved(TaskStatus.WORKING, input_requests={}))
-        if waiting is not None and not waiting.done():
-            waiting.set_result(answers)
+        if record.status.terminal:
+            return  # it ended meanwhile: nothing waits for the answers
+        given = {key: dict(value) for key, value in responses.items() if key in record.input_requests}
+        if task_id in self._running:
+            await self._answered(task_id, record, given)
+        else:  # for the replica that runs it to take (`_watch`)
+            pending = {key: value for key, value in record.input_requests.items() if key not in given}
+            answers = {**record.answers, **given}
+            status = TaskStatus.INPUT_REQUIRED if pending else TaskStatus.WORKING
+            await self._records.put(record.moved(status, input_requests=pending, answers=answers))
 
     async def cancel(self, task_id: str, caller: str) -> None:
         record = await self._record(task_id, caller)
         if record.status.terminal:
             return  # the same ack: a task that ended stays as it ended
         await self._records.put(record.moved(TaskStatus.CANCELLED, input_requests={}))
+        self._stop(task_id)  # here; on another replica its `_watch` sees the record
+
+    def _stop(self, task_id: str) -> None:
         running = self._running.pop(task_id, None)
         if running is not None and running.task is not None:
             running.task.cancel()  # the call is cancelled at its backend
+
+    async def _answered(self, task_id: str, record: TaskRecord, given: Mapping[str, JSONObject]) -> None:
+        """Answers for the call running here: the call goes on once every question has one."""
+        running = self._running[task_id]
+        running.answers.update({key: value for key, value in given.items() if key in running.asked})
+        pending = {key: value for key, value in running.asked.items() if key not in running.answers}
+        if pending:
+            await self._records.put(
+                record.moved(TaskStatus.INPUT_REQUIRED, input_requests=pending, answers={})
+            )
+            return
+        waiting, running.waiting = running.waiting, None
+        answers, running.asked, running.answers = running.answers, {}, {}
+        await self._records.put(record.moved(TaskStatus.WORKING, input_requests={}, answers={}))
+        if waiting is not None and not waiting.done():
+            waiting.set_result(answers)
+
+    async def _watch(self) -> None:
+        """While calls run here: take what other replicas wrote in their records (a cancel,
+        answers), at the pace the clients ask."""
+        while self._running:
+            await asyncio.sleep(POLL_INTERVAL_MS / 1000.0)
+            for task_id in list(self._running):
+                try:
+                    record = await self._records.get(task_id)
+                except Exception:  # the records are away: the next round tries again
+                    logger.debug("gateway: could not read held task %s", task_id, exc_info=True)
+                    continue
+                if record is None or record.status == TaskStatus.CANCELLED:
+                    self._stop(task_id)
+                elif record.answers and task_id in self._running:
+                    await self._answered(task_id, record, record.answers)
 
     def asked(
         self, task_id: str, requests: dict[str, JSONObject], answers: concurrent.futures.Future[Any]

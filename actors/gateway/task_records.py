@@ -21,7 +21,7 @@ from actors.mcp.tasks import TaskStatus
 from actors.mcp.transport import JSONObject
 from actors.runtime.owner import OwnerCheck
 
-__all__ = ["MemoryTaskRecords", "TaskRecord", "TaskRecords", "now_text"]
+__all__ = ["POLL_INTERVAL_MS", "MemoryTaskRecords", "TaskRecord", "TaskRecords", "now_text"]
 
 POLL_INTERVAL_MS = 500
 """The ``pollIntervalMs`` the gateway asks of its clients for the tasks it holds."""
@@ -51,6 +51,9 @@ class TaskRecord:
     result: JSONObject | None = None
     error: JSONObject | None = None
     input_requests: JSONObject = field(default_factory=dict)
+    answers: JSONObject = field(default_factory=dict)
+    """Answers to ``input_requests`` given on another replica, for the one that runs the call
+    to take (`actors.gateway.held_tasks`)."""
 
     def moved(self, status: TaskStatus, **changes: Any) -> TaskRecord:
         """This record with a new status (and other ``changes``), updated now."""

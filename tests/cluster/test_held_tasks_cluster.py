@@ -1,7 +1,8 @@
 """Tasks the gateway holds, across three replicas on one real Redis: a task made on one replica
-is answered by the others (its record is in Redis); the replica that made it SIGKILLed after the
-result: the result is still served; SIGKILLed before: the task ends failed, the client is told,
-nothing hangs.
+is answered by the others (its record is in Redis), its backend's question answered and its
+cancel given through another replica reach the call where it runs; the replica that made it
+SIGKILLed after the result: the result is still served; SIGKILLed before: the task ends failed,
+the client is told, nothing hangs.
 
 The client is the runtime, one server entry per replica (``r0``..``r2``: a task id of one is
 asked of another by its own part), so each request goes to the replica the test means."""
@@ -43,16 +44,35 @@ def test_a_held_task_is_answered_by_every_replica_and_outlives_or_fails_with_its
     tmp_path: Path, replicas: ReplicaFactory
 ) -> None:
     markers = {"FIXTURE_MARKER_DIR": str(tmp_path / "markers")}
-    entry = fixture(tasks={"hold": True}, healthCheckInterval=0, env=markers)
+    # Handshake era: the fixture server asks its question as a request of its own.
+    entry = fixture(tasks={"hold": True}, protocol="legacy", healthCheckInterval=0, env=markers)
     config = write_config(tmp_path, {"fx": entry})
     r0, r1, r2 = replicas(3, config)
-    with Runtime.start(clients([r0, r1, r2])) as rt:
+    asked: list[str] = []
+
+    def elicitation(namespace: str, params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(namespace)
+        return {"action": "accept", "content": {"ok": True}}
+
+    with Runtime.start(clients([r0, r1, r2]), elicitation=elicitation) as rt:
         # Made on r0, asked of r1 and r2 until it ends; each of them answers it.
         made = rt.start_task("r0/fx__sleep", {"seconds": 0.5, "marker": "across"}, timeout=WAIT)
         assert made.started.status == TaskStatus.WORKING
         result = rt.task(f"r1/{own(made.id)}", timeout=WAIT).result(timeout=WAIT)
         assert result.success and result.output["content"][0]["text"] == "slept 0.5"
         assert rt.task(f"r2/{own(made.id)}", timeout=WAIT).status().status == TaskStatus.COMPLETED
+
+        # Its question answered through r2 (tasks/update there), for the call running on r0.
+        question = rt.start_task("r0/fx__ask_client", {}, timeout=WAIT)
+        answered = rt.task(f"r2/{own(question.id)}", timeout=WAIT).result(timeout=WAIT)
+        assert answered.success and answered.output["content"][0]["text"] == "client answered: accept"
+        assert asked == ["r2"]
+
+        # Cancelled through r1, for the call running on r0: its backend's work stops.
+        long = rt.start_task("r0/fx__sleep", {"seconds": 600, "marker": "remote"}, timeout=WAIT)
+        assert wait_until((tmp_path / "markers" / "remote.started").exists, WAIT)
+        assert rt.task(f"r1/{own(long.id)}", timeout=WAIT).cancel().status == TaskStatus.CANCELLED
+        assert wait_until((tmp_path / "markers" / "remote.cancelled").exists, WAIT)
 
         # Ended on r1, then r1 is killed: the result is still served, by r0 and r2.
         ended = rt.start_task("r1/fx__echo", {"text": "kept"}, timeout=WAIT)
