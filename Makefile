@@ -61,6 +61,16 @@ tests/%/node_modules: tests/%/package-lock.json
 	npm ci --prefix tests/$* --no-audit --no-fund
 	touch $@
 
+# The FastMCP task server (tests/servers/fastmcp_task_server.py) runs in a venv of its own: its
+# fastmcp-tasks pins a fastmcp-slim the test extra cannot share. Made anew when its pins change.
+FASTMCP_TASKS_VENV := tests/servers/.venv-fastmcp-tasks
+pytest: $(FASTMCP_TASKS_VENV)
+$(FASTMCP_TASKS_VENV): tests/servers/fastmcp-tasks.txt
+	rm -rf $@
+	$(PYTHON) -m venv $@
+	$@/bin/python -m pip install --quiet --disable-pip-version-check -r $< || { rm -rf $@; exit 1; }
+	touch $@
+
 # The cluster tests run a real Redis (Debian's redis-server, which .ci/run installs when missing).
 .PHONY: redis-server
 # Real programs from Debian that the tests run: redis-server (tests/cluster), nginx (the deploy
