@@ -90,7 +90,17 @@ class Calls:
         self.last_call_error_at: float | None = None
         self.last_activity = clock.monotonic()
         self.completions = Completions()
+        self.open_tasks: dict[str, float] = {}
+        """The tasks the server runs for callers here, by id, until when (the runtime's clock):
+        the server is busy while one is open (an idle stop would end it)."""
         self._owner = OwnerCheck(f"{namespace}'s calls")
+
+    def busy(self, now: float) -> bool:
+        """Whether a call is in flight, or a task the server runs has not ended (nor outlived
+        its ``ttlMs``)."""
+        for task_id in [key for key, until in self.open_tasks.items() if until <= now]:
+            del self.open_tasks[task_id]
+        return bool(self.in_flight or self.open_tasks)
 
     def touch(self) -> None:
         """Note activity now (the idle clock starts again)."""
@@ -125,6 +135,12 @@ class Calls:
                 self.errors += 1
                 self._failed(done.error_type)
             self.last_activity = max(self.last_activity, done.at)
+            if done.task is not None:
+                task_id, ended, ttl_ms = done.task
+                if ended:
+                    self.open_tasks.pop(task_id, None)
+                else:
+                    self.open_tasks[task_id] = done.at + (ttl_ms or _TASK_TTL_MS) / 1000.0
             if call is not None and logger.isEnabledFor(logging.DEBUG):
                 outcome = done.error_type or "ok"
                 logger.debug(
@@ -224,7 +240,11 @@ class Calls:
                         "the server was told to cancel it"
                     }
                 )
-            put(CallDone(call_id, result.error_type, result.duration_ms, monotonic()))
+            put(
+                CallDone(
+                    call_id, result.error_type, result.duration_ms, monotonic(), _task_news(call, result)
+                )
+            )
             settle(call.reply, result)
             end_span(span, result.error_type, result.error, result.duration_ms)
             outcome = {**labels, "outcome": result.error_type or "ok"}
@@ -287,6 +307,22 @@ class Calls:
                 ask = task_request("cancel", call.task_id, None, timeout)
         what, missing, send = ask
         return adapter.ask_future(trace, what, timeout, send, missing)
+
+
+_TASK_TTL_MS = 3_600_000
+"""How long a task the server gave no ``ttlMs`` keeps its server up."""
+
+
+def _task_news(call: ServerRequest, result: ToolResult) -> tuple[str, bool, int | None] | None:
+    """What a task request's answer says of its task, for the idle clock (on the loop: cheap)."""
+    output = result.output
+    if not isinstance(call, StartTask | GetTask | CancelTask) or not isinstance(output, dict):
+        return None
+    task_id, status, ttl = output.get("taskId"), output.get("status"), output.get("ttlMs")
+    if not isinstance(task_id, str):
+        return None
+    ended = status in ("completed", "failed", "cancelled")
+    return task_id, ended, ttl if isinstance(ttl, int) else None
 
 
 def _progress(host: HostCalls | None, call: CallTool) -> Any:

@@ -236,6 +236,8 @@ class CallDone:
     duration_ms: float = 0.0
     at: float = 0.0
     """When it completed (``time.monotonic()``): the server's last activity."""
+    task: tuple[str, bool, int | None] | None = None
+    """A task request's news of its task: its id, whether it ended, its ``ttlMs``."""
 
 
 @dataclass(frozen=True)

@@ -170,8 +170,8 @@ class ServerActor(AnsweringActor):
             case UnsubscribeResource(subscription=sid, reply=reply):
                 self._on_unsubscribe(sid, reply)
             case IdleCheck():
-                busy = bool(self.calls.in_flight or self.waiting or self.subscriptions)
                 now, last = self.clock.monotonic(), self.calls.last_activity
+                busy = self.calls.busy(now) or bool(self.waiting or self.subscriptions)
                 self._step(ev.IdleTick(now, last, self.config.idle_timeout, busy))
             case HealthCheck() if self.stage == lc.Stage.RUNNING:
                 self.session.probe()

@@ -15,16 +15,19 @@ from typing import Any
 import pytest
 
 from actors import AsyncRuntime, ErrorType, Runtime, TaskState, TaskStatus, ToolError
+from actors.runtime.clock import ManualClock
 from tests.conftest import wait_until
-from tests.runtime.conftest import config, stdio_server
+from tests.runtime.conftest import advance_to, armed, config, stdio_server
 from tests.servers.http_server import HTTPServer
 
 WAIT = 30.0
 MODERN = "2026-07-28"
 
 
-def task_server(*args: str, protocol: str = MODERN) -> dict[str, Any]:
-    return stdio_server("task_server", "--poll-ms", "50", *args, protocol=protocol, healthCheckInterval=0)
+def task_server(*args: str, protocol: str = MODERN, **keys: Any) -> dict[str, Any]:
+    return stdio_server(
+        "task_server", "--poll-ms", "50", *args, protocol=protocol, healthCheckInterval=0, **keys
+    )
 
 
 class Asked:
@@ -193,3 +196,17 @@ def test_the_async_runtime_has_the_same_handles_and_parks_no_thread() -> None:
             assert (await again.result(timeout=WAIT)).error_type == ErrorType.CANCELLED
 
     asyncio.run(exercise())
+
+
+def test_a_server_running_a_task_is_not_stopped_as_idle_until_the_task_ends() -> None:
+    clock = ManualClock()
+    with Runtime.start(config({"t": task_server("--ttl-ms", "3600000", idleTimeout=300)}), clock=clock) as rt:
+        handle = rt.start_task("t/slow_compute", {"seconds": 60}, timeout=WAIT)
+        first = armed(rt, "idle", "t")
+        advance_to(clock, first)
+        # The idle check came and found the task open: checked again later, the server kept.
+        assert wait_until(lambda: (rt._timers.due(("idle", "t")) or 0) > first, WAIT)
+        assert rt.status("t")[0].state == "running"
+        assert handle.cancel().status == TaskStatus.CANCELLED  # the task ended: idle again
+        advance_to(clock, armed(rt, "idle", "t") + 300)
+        assert wait_until(lambda: rt.status("t")[0].state == "stopped", WAIT)
