@@ -106,4 +106,4 @@ docs: $(STAMP)
 
 clean:
 	rm -rf $(VENV) robot/results .mypy_cache .ruff_cache
-	rm -rf $(NPM_DEPS)
+	rm -rf $(NPM_DEPS) $(FASTMCP_TASKS_VENV)
