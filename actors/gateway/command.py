@@ -30,6 +30,7 @@ from actors.gateway.gateway import Gateway
 from actors.gateway.reload import ConfigReloader
 from actors.gateway.rounds import KEY_ENV
 from actors.gateway.serve import HTTPRefused, Metrics, is_loopback, serve_http, serve_stdio
+from actors.gateway.task_records import FileTaskRecords, default_task_folder
 from actors.runtime.schema_cache import SchemaCache
 
 if TYPE_CHECKING:
@@ -298,10 +299,10 @@ def _shared_limits(replica: ClusterReplica | None) -> contextlib.AbstractContext
 
 
 def _task_records(replica: ClusterReplica | None) -> contextlib.AbstractContextManager[Any]:
-    """Where the tasks the gateway holds are recorded: a replica's in Redis, for all of them
-    (None: in the gateway's memory)."""
+    """Where the tasks the gateway holds are recorded: a replica's in Redis, for all of them;
+    a lone gateway's in files, which a restart keeps."""
     if replica is None:
-        return contextlib.nullcontext()
+        return contextlib.nullcontext(FileTaskRecords(default_task_folder()))
     from actors.gateway.task_records_redis import RedisTaskRecords  # noqa: PLC0415 (the cluster extra)
 
     return RedisTaskRecords.start(replica.url)

@@ -50,6 +50,9 @@ __all__ = ["HELD_PREFIX", "HeldTasks"]
 
 logger = logging.getLogger(__name__)
 
+_PROCESS = "process:"
+"""How the runner of a lone gateway's held calls is named: this process, as records say."""
+
 HELD_PREFIX = "held:"
 """How the ids of the tasks the gateway holds begin (a backend's task id, passed through,
 begins with its server's namespace and a slash)."""
@@ -99,7 +102,8 @@ class HeldTasks:
         self.handoff = handoff
         self._requests = requests
         self._records = records
-        self._replica = replica
+        self._replica = replica if replica is not None else f"{_PROCESS}{uuid.uuid4().hex}"
+        """Who runs the calls held here, in their records: the replica, else this process."""
         self._alive = alive
         """Whether a replica is alive (it blocks: called off the loop); None: a lone gateway."""
         self._running: dict[str, _Running] = {}
@@ -119,22 +123,29 @@ class HeldTasks:
         running = self._running[task_id] = _Running()
         held = call.with_inputs(_TaskInputs(self, task_id, declared(ctx)))
         running.task = self.handoff.start(self._run(ctx, held, record, keys))
-        if not watching and self._replica is not None:
+        if not watching and self._alive is not None:  # replicas: others may write its record
             self.handoff.start(self._watch())
         return record.answer(detailed=False)
 
     async def get(self, task_id: str, caller: str) -> JSONObject:
         record = await self._record(task_id, caller)
-        if not record.status.terminal and record.replica not in (None, self._replica) and self._alive:
-            replica = record.replica
-            if not await asyncio.to_thread(self._alive, replica):
-                error = {
-                    "code": types.INTERNAL_ERROR,
-                    "message": f"the gateway replica {replica} running it stopped",
-                }
-                record = record.moved(TaskStatus.FAILED, error=error, input_requests={})
-                await self._records.put(record)
+        runner = record.replica
+        if (
+            not record.status.terminal
+            and runner not in (None, self._replica)
+            and not await self._runs(runner)
+        ):
+            # Its call died with the replica (or the process, before a restart) that ran it.
+            error = {"code": types.INTERNAL_ERROR, "message": f"the gateway that ran it stopped ({runner})"}
+            record = record.moved(TaskStatus.FAILED, error=error, input_requests={})
+            await self._records.put(record)
         return record.answer(detailed=True)
+
+    async def _runs(self, runner: str | None) -> bool:
+        """Whether ``runner`` (another replica, or this gateway's earlier process) still runs."""
+        if runner is None or runner.startswith(_PROCESS) or self._alive is None:
+            return False
+        return await asyncio.to_thread(self._alive, runner)
 
     async def update(self, task_id: str, caller: str, responses: Mapping[str, Any]) -> None:
         record = await self._record(task_id, caller)

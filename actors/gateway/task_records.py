@@ -1,27 +1,46 @@
 """The records of the tasks the gateway holds (`actors.gateway.held_tasks`), and where they live.
 
 A `TaskRecord` is one task as any replica may answer for it: who made it, what it calls, which
-replica runs it, its status, and once it ended its result or error; immutable, written whole.
-`TaskRecords` is where they are kept: `MemoryTaskRecords` in the gateway's process (a lone
-gateway), or Redis with ``--cluster`` (`actors.cluster.task_records`), so that ``tasks/get``
-on any replica answers and a finished result outlives the replica that ran it. A record is
+replica (or process) runs it, its status, and once it ended its result or error; immutable,
+written whole. `TaskRecords` is where they are kept: files in the cache folder for a lone
+gateway (`FileTaskRecords`: a result outlives a restart), Redis with ``--cluster``
+(`actors.gateway.task_records_redis`: any replica answers, a finished result outlives the
+replica that ran it), or memory (`MemoryTaskRecords`, a gateway made in-process). A record is
 kept ``ttlMs`` from its creation, then swept; an unfinished one counts against its caller's
 cap.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import hashlib
+import json
+import os
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 from actors.mcp.tasks import TaskStatus
 from actors.mcp.transport import JSONObject
 from actors.runtime.owner import OwnerCheck
+from actors.runtime.schema_cache import default_cache_folder
 
-__all__ = ["POLL_INTERVAL_MS", "MemoryTaskRecords", "TaskRecord", "TaskRecords", "now_text"]
+__all__ = [
+    "POLL_INTERVAL_MS",
+    "FileTaskRecords",
+    "MemoryTaskRecords",
+    "TaskRecord",
+    "TaskRecords",
+    "default_task_folder",
+    "now_text",
+]
+
+_SWEEP_EVERY = 60.0
+"""Seconds between two sweeps of a folder of records."""
 
 POLL_INTERVAL_MS = 500
 """The ``pollIntervalMs`` the gateway asks of its clients for the tasks it holds."""
@@ -138,3 +157,66 @@ class MemoryTaskRecords:
     def _sweep(self, now: float) -> None:
         for task_id in [key for key, record in self._records.items() if record.expires() <= now]:
             del self._records[task_id]
+
+
+def default_task_folder() -> Path:
+    """Where a lone gateway keeps the records of the tasks it holds: ``tasks`` beside the schema
+    cache (``$MCP_ACTORS_CACHE_DIR/tasks``, else ``~/.cache/mcp-actors/tasks``)."""
+    schemas = default_cache_folder()
+    return schemas / "tasks" if os.environ.get("MCP_ACTORS_CACHE_DIR") else schemas.parent / "tasks"
+
+
+class FileTaskRecords:
+    """`TaskRecords` in a folder, one JSON file per task: a lone gateway's records outlive its
+    process (a finished result is still there after a restart). Files are read and written off
+    the loop (a worker thread each), whole (written aside, then renamed); the expired ones are
+    swept at most once a minute, as records are written."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._swept = 0.0
+
+    def _path(self, task_id: str) -> Path:
+        return self.folder / f"{hashlib.sha256(task_id.encode()).hexdigest()[:32]}.json"
+
+    async def put(self, record: TaskRecord) -> None:
+        await asyncio.to_thread(self._write, record)
+
+    async def get(self, task_id: str) -> TaskRecord | None:
+        return await asyncio.to_thread(self._read, self._path(task_id), time.time())
+
+    async def unfinished(self, caller: str) -> int:
+        def count() -> int:
+            records = (self._read(path, time.time()) for path in self._paths())
+            return sum(1 for r in records if r is not None and r.caller == caller and not r.status.terminal)
+
+        return await asyncio.to_thread(count)
+
+    def _paths(self) -> list[Path]:
+        try:
+            return [path for path in self.folder.iterdir() if path.suffix == ".json"]
+        except FileNotFoundError:
+            return []
+
+    def _write(self, record: TaskRecord) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self._path(record.task_id)
+        staged = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+        staged.write_text(json.dumps(record.to_json()), encoding="utf-8")
+        os.replace(staged, path)
+        now = time.time()
+        if now - self._swept >= _SWEEP_EVERY:
+            self._swept = now
+            for other in self._paths():
+                self._read(other, now)  # an expired record is removed as it is read
+
+    @staticmethod
+    def _read(path: Path, now: float) -> TaskRecord | None:
+        try:
+            record = TaskRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+        if record.expires() <= now:
+            path.unlink(missing_ok=True)
+            return None
+        return record

@@ -16,6 +16,7 @@ import pytest
 from actors import ErrorType, Runtime, TaskStatus, ToolError
 from tests.conftest import wait_until
 from tests.gateway.conftest import GatewayProcess, fixture, http_gateway, write_config
+from tests.servers.http_server import free_port
 
 WAIT = 30.0
 HOLD = {"hold": True, "ttlMs": 4000, "maxResultBytes": 2000, "perCaller": 3}
@@ -116,3 +117,18 @@ def test_a_client_that_follows_no_tasks_gets_plain_answers(gateway: GatewayProce
     with Runtime.start(client(gateway, "legacy"), elicitation=accept) as rt:
         handle = rt.start_task("gw/fx__sleep", {"seconds": 0.1}, timeout=WAIT)
         assert handle.id is None and handle.result().success
+
+
+def test_a_lone_gateways_held_results_outlive_its_restart(tmp_path: Path) -> None:
+    # The records are files in the gateway's cache folder: the same folder, a new process.
+    config = write_config(tmp_path, {"fx": fixture(tasks={"hold": True}, protocol="legacy")})
+    port = free_port()
+    with GatewayProcess(config, tmp_path, port=port) as first, Runtime.start(client(first)) as rt:
+        done = rt.start_task("gw/fx__echo", {"text": "kept"}, timeout=WAIT)
+        assert done.result(timeout=WAIT).success
+        running = rt.start_task("gw/fx__sleep", {"seconds": 600}, timeout=WAIT)
+    with GatewayProcess(config, tmp_path, port=port) as second, Runtime.start(client(second)) as rt:
+        kept = rt.task(str(done.id), timeout=WAIT).result(timeout=WAIT)
+        assert kept.success and kept.output["content"][0]["text"] == "kept"
+        lost = rt.task(str(running.id), timeout=WAIT).result(timeout=WAIT)
+        assert lost.error_type == ErrorType.SERVER_ERROR and "stopped" in str(lost.error), lost
