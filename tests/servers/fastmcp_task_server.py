@@ -36,9 +36,9 @@ Tools (task support in brackets):
 - ``confirm_delete(filename)`` [required]: asks ``confirm`` (``{confirm: bool}``), then
   ``Deleted {filename}`` or ``Kept {filename} ({action})``;
 - ``counter`` [sync only]: how many times this process ``started`` a task tool's body (a task
-  that asked runs twice: once to ask, once with the answer), ``completed``, ``cancelled`` (a body stopped by cancellation), how many
-  times a body ``asked``, and how many ``slow_compute`` runs were a task's (``in_task``), not a
-  plain call's.
+  that asked runs twice: once to ask, once with the answer), ``completed``, ``cancelled`` (a
+  body stopped by cancellation), how many times a body ``asked``, and how many
+  ``slow_compute`` runs were a task's (``in_task``), not a plain call's.
 """
 
 from __future__ import annotations
