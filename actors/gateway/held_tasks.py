@@ -238,9 +238,12 @@ class HeldTasks:
             ended = record.moved(TaskStatus.FAILED, error={"code": types.INTERNAL_ERROR, "message": str(exc)})
         finally:
             self._running.pop(record.task_id, None)
-        now = await self._records.get(record.task_id)
-        if now is not None and not now.status.terminal:  # not cancelled meanwhile
-            await self._records.put(ended)
+        try:
+            now = await self._records.get(record.task_id)
+            if now is not None and not now.status.terminal:  # not cancelled meanwhile
+                await self._records.put(ended)
+        except Exception:  # the records are away: the record stays as it was, until its ttlMs
+            logger.exception("gateway: could not record the end of held task %s", record.task_id)
 
 
 async def _ended(record: TaskRecord, result: ToolResult, keys: TaskKeys) -> TaskRecord:

@@ -87,7 +87,9 @@ class Tools:
             if declares_tasks(ctx):
                 keys = serving.config.gateway.tasks(namespace)
                 if keys.hold:
-                    return await self._tasks.hold(ctx, namespace, CallTool(namespace, bare, arguments), keys)
+                    # The call may take as long as its task lives, whatever the server's callTimeout.
+                    call = CallTool(namespace, bare, arguments, timeout=keys.ttl_ms / 1000.0)
+                    return await self._tasks.hold(ctx, namespace, call, keys)
                 if token is None and not self._requests.routed(namespace):
                     start = StartTask(namespace, bare, arguments)
                     return await self._start_task(ctx, namespace, start, params.name)

@@ -32,7 +32,9 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess
         healthCheckInterval=0,
         env={"FIXTURE_MARKER_DIR": str(folder / "markers")},
     )
-    config = write_config(folder, {"fx": entry})
+    # A server whose calls time out after 1 s: a call held as a task lives as long as its task.
+    short = fixture(tasks=HOLD, protocol="legacy", healthCheckInterval=0, callTimeout=1)
+    config = write_config(folder, {"fx": entry, "short": short})
     with http_gateway(config, folder) as served:
         yield served
 
@@ -63,6 +65,13 @@ def test_a_held_call_is_a_task_at_once_and_its_result_later(gateway: GatewayProc
             rt.call_tool("gw/fx__echo", {"text": "plain"}, timeout=WAIT).output["content"][0]["text"]
             == "plain"
         )
+
+
+def test_a_held_call_lives_as_long_as_its_task_not_the_servers_call_timeout(gateway: GatewayProcess) -> None:
+    with Runtime.start(client(gateway), elicitation=accept) as rt:
+        plain = rt.call_tool("gw/short__sleep", {"seconds": 2}, timeout=WAIT)
+        assert plain.success, plain  # a plain call of a client that follows tasks is held too
+        assert rt.start_task("gw/short__sleep", {"seconds": 2}, timeout=WAIT).result(timeout=WAIT).success
 
 
 def test_the_backends_question_parks_the_task_for_the_clients_answer(gateway: GatewayProcess) -> None:
