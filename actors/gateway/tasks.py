@@ -43,7 +43,6 @@ from actors.runtime.task_messages import CancelTask, GetTask, UpdateTask
 from actors.tools import ErrorType, ToolResult
 
 __all__ = [
-    "TASK_METHODS",
     "TaskAnswer",
     "TaskIdParams",
     "TaskUpdateParams",
@@ -72,9 +71,6 @@ class TaskAnswer(types.Result):
     model_config = pydantic.ConfigDict(extra="allow")
 
     result_type: Literal["task", "complete"] = "complete"
-
-
-TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
 
 
 def declares_tasks(ctx: Any) -> bool:

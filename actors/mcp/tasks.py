@@ -19,10 +19,21 @@ from typing import Any, Protocol, runtime_checkable
 
 from actors.mcp.transport import CallOutcome, JSONObject
 
-__all__ = ["TASKS_EXTENSION", "TaskError", "TaskState", "TaskStatus", "TaskTransport"]
+__all__ = [
+    "FIRST_POLL",
+    "TASKS_EXTENSION",
+    "TaskError",
+    "TaskState",
+    "TaskStatus",
+    "TaskTransport",
+    "next_poll",
+]
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 """The extension's identifier, under ``capabilities.extensions`` on both sides."""
+
+FIRST_POLL, _MAX_POLL = 0.05, 2.0
+"""Seconds between two ``tasks/get`` when the server suggests no interval (doubling), and at most."""
 
 
 class TaskStatus(StrEnum):
@@ -122,6 +133,13 @@ class TaskState:
             ),
             input_requests=dict(requests) if isinstance(requests, dict) else {},
         )
+
+
+def next_poll(state: TaskState, delay: float) -> tuple[float, float]:
+    """How long to wait before asking after a task again (the server's ``pollIntervalMs`` if it
+    gave one), and the delay after that when it gave none."""
+    suggested = state.poll_interval_ms / 1000.0 if state.poll_interval_ms else delay
+    return min(suggested, _MAX_POLL), min(delay * 2, _MAX_POLL)
 
 
 def outcome_json(outcome: CallOutcome) -> JSONObject:

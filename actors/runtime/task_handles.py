@@ -8,7 +8,8 @@ host's handlers first. A call the server answered at once (it offers no tasks, o
 within the request) is a handle too, already ended, with no ``id``.
 
 Handles hold no mutable state: any thread (or, for `AsyncTaskHandle`, any task of the host's
-loop). The pure parts (`state_of`, `result_of_state`, `next_poll`) are shared by both.
+loop). The pure parts (`state_of`, `result_of_state`, `_next_step`; the pace of asking is
+`actors.mcp.tasks.next_poll`) are shared by both.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from actors.mcp.requests import result_of
-from actors.mcp.tasks import TaskState, TaskStatus
+from actors.mcp.tasks import FIRST_POLL, TaskState, TaskStatus, next_poll
 from actors.runtime.task_messages import CancelTask, GetTask, StartTask, TaskRequest
 from actors.tools import ErrorType, ToolError, ToolResult
 
@@ -26,14 +27,10 @@ __all__ = [
     "AsyncTaskHandle",
     "TaskHandle",
     "find_request",
-    "next_poll",
     "result_of_state",
     "start_request",
     "state_of",
 ]
-
-_FIRST_POLL, _MAX_POLL = 0.05, 2.0
-"""Seconds between two asks when the server suggests no interval (doubling), and at most."""
 
 
 def start_request(name: str, arguments: object, timeout: float | None) -> StartTask:
@@ -82,20 +79,22 @@ def result_of_state(state: TaskState, namespace: str) -> ToolResult:
     )
 
 
-def next_poll(state: TaskState, delay: float) -> tuple[float, float]:
-    """How long to wait before asking again (the server's ``pollIntervalMs`` if it gave one),
-    and the delay after that when it gave none."""
-    suggested = state.poll_interval_ms / 1000.0 if state.poll_interval_ms else delay
-    return min(suggested, _MAX_POLL), min(delay * 2, _MAX_POLL)
-
-
-def _still_running(state: TaskState, namespace: str, waited: float) -> ToolResult:
-    return ToolResult.fail(
-        ErrorType.TIMEOUT,
-        f"task {namespace}/{state.task_id} is still {state.status.value} after {waited:g} s "
-        "(it runs on: ask again, or cancel it)",
-        server=namespace,
-    )
+def _next_step(
+    state: TaskState, delay: float, started: float, timeout: float | None, namespace: str
+) -> ToolResult | tuple[float, float]:
+    """While waiting for a task: its outcome (it ended, or the wait ran out: the task runs on),
+    or how long to pause before asking again and the delay after that."""
+    if state.status.terminal:
+        return result_of_state(state, namespace)
+    pause, delay = next_poll(state, delay)
+    if timeout is not None and time.monotonic() - started + pause > timeout:
+        return ToolResult.fail(
+            ErrorType.TIMEOUT,
+            f"task {namespace}/{state.task_id} is still {state.status.value} after {timeout:g} s "
+            "(it runs on: ask again, or cancel it)",
+            server=namespace,
+        )
+    return pause, delay
 
 
 class TaskHandle:
@@ -133,12 +132,9 @@ class TaskHandle:
         asking at the server's pace; its outcome as a call's `ToolResult`. ``on_status`` sees
         each state asked (progress is its ``status_message``). A wait that runs out leaves the
         task running and answers ``timeout``; a failed ask answers its error."""
-        state, delay, start = self.started, _FIRST_POLL, time.monotonic()
-        while not state.status.terminal:
-            pause, delay = next_poll(state, delay)
-            waited = time.monotonic() - start
-            if timeout is not None and waited + pause > timeout:
-                return _still_running(state, self.namespace, timeout)
+        state, delay, started = self.started, FIRST_POLL, time.monotonic()
+        while not isinstance(step := _next_step(state, delay, started, timeout, self.namespace), ToolResult):
+            pause, delay = step
             time.sleep(pause)
             try:
                 state = self.status()
@@ -146,7 +142,7 @@ class TaskHandle:
                 return ToolResult.fail(exc.error_type, str(exc), server=self.namespace)
             if on_status is not None:
                 on_status(state)
-        return result_of_state(state, self.namespace)
+        return step
 
     def cancel(self) -> TaskState:
         """Ask the server to cancel the task; its state after (a task that ended stays as it ended)."""
@@ -188,12 +184,9 @@ class AsyncTaskHandle:
         self, timeout: float | None = None, on_status: Callable[[TaskState], None] | None = None
     ) -> ToolResult:
         """As `TaskHandle.result`; cancelling the awaiting task stops the waiting, not the task."""
-        state, delay, start = self.started, _FIRST_POLL, time.monotonic()
-        while not state.status.terminal:
-            pause, delay = next_poll(state, delay)
-            waited = time.monotonic() - start
-            if timeout is not None and waited + pause > timeout:
-                return _still_running(state, self.namespace, timeout)
+        state, delay, started = self.started, FIRST_POLL, time.monotonic()
+        while not isinstance(step := _next_step(state, delay, started, timeout, self.namespace), ToolResult):
+            pause, delay = step
             await asyncio.sleep(pause)
             try:
                 state = await self.status()
@@ -201,7 +194,7 @@ class AsyncTaskHandle:
                 return ToolResult.fail(exc.error_type, str(exc), server=self.namespace)
             if on_status is not None:
                 on_status(state)
-        return result_of_state(state, self.namespace)
+        return step
 
     async def cancel(self) -> TaskState:
         if self.started.task_id is None:

@@ -65,8 +65,29 @@ class StartTask:
         return check_call(self.arguments, timeout=self.timeout, max_argument_bytes=max_argument_bytes)
 
 
+class _OfATask:
+    """What the requests about one task share: what they are for, and their one check. A plain
+    class (dataclasses take no fields from it): each request declares its own."""
+
+    namespace: str
+    task_id: str
+    timeout: float | None
+
+    @property
+    def target(self) -> str:
+        return str(self.task_id)
+
+    def refusal(self, max_argument_bytes: int | None = None) -> Refusal | None:
+        """Why this request must not be sent (its names and timeout), or None."""
+        if not isinstance(self.namespace, str) or not self.namespace:
+            return _malformed(f"the server name {self.namespace!r} is not text")
+        if not isinstance(self.task_id, str) or not self.task_id:
+            return _malformed(f"the task id {self.task_id!r} is not text")
+        return check_timeout(self.timeout)
+
+
 @dataclass(frozen=True, eq=False)
-class GetTask:
+class GetTask(_OfATask):
     """Ask after task ``task_id`` of server ``namespace``: the reply's output is its state,
     past the input it waited on (the host's handlers answer it first); an unknown task (or
     one expired) is ``not_found``."""
@@ -80,16 +101,9 @@ class GetTask:
     """Answer the input the task waits on with the host's handlers first; False: report it
     (``inputRequests``) for the caller to answer with `UpdateTask` (a gateway's client)."""
 
-    @property
-    def target(self) -> str:
-        return str(self.task_id)
-
-    def refusal(self, max_argument_bytes: int | None = None) -> Refusal | None:
-        return _task_refusal(self.namespace, self.task_id, self.timeout)
-
 
 @dataclass(frozen=True, eq=False)
-class UpdateTask:
+class UpdateTask(_OfATask):
     """Answer the input task ``task_id`` of server ``namespace`` waits on: ``responses`` keyed
     as its ``inputRequests`` (a subset may come first). The reply's output is empty (the
     extension's ack); the task's state comes with the next `GetTask`."""
@@ -101,18 +115,14 @@ class UpdateTask:
     trace_context: Any = field(default_factory=current_context, repr=False, compare=False)
     reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
 
-    @property
-    def target(self) -> str:
-        return str(self.task_id)
-
     def refusal(self, max_argument_bytes: int | None = None) -> Refusal | None:
         if not isinstance(self.responses, Mapping):
             return _malformed("the responses to a task's input are an object keyed as its inputRequests")
-        return _task_refusal(self.namespace, self.task_id, self.timeout)
+        return super().refusal(max_argument_bytes)
 
 
 @dataclass(frozen=True, eq=False)
-class CancelTask:
+class CancelTask(_OfATask):
     """Ask server ``namespace`` to cancel task ``task_id``: the reply's output is its state
     after the ask (``cancelled``, or how it had ended before)."""
 
@@ -122,21 +132,6 @@ class CancelTask:
     trace_context: Any = field(default_factory=current_context, repr=False, compare=False)
     reply: concurrent.futures.Future[ToolResult] = field(default_factory=_slot, repr=False)
 
-    @property
-    def target(self) -> str:
-        return str(self.task_id)
-
-    def refusal(self, max_argument_bytes: int | None = None) -> Refusal | None:
-        return _task_refusal(self.namespace, self.task_id, self.timeout)
-
 
 TaskRequest = StartTask | GetTask | UpdateTask | CancelTask
 """The task requests, each answered with a `ToolResult` whose output is a task's state."""
-
-
-def _task_refusal(namespace: object, task_id: object, timeout: object) -> Refusal | None:
-    if not isinstance(namespace, str) or not namespace:
-        return _malformed(f"the server name {namespace!r} is not text")
-    if not isinstance(task_id, str) or not task_id:
-        return _malformed(f"the task id {task_id!r} is not text")
-    return check_timeout(timeout)

@@ -16,7 +16,7 @@ from typing import Any
 
 from tests.conformance.requirements import SUITE
 
-__all__ = ["NOT_YET_TESTED", "TasksVerdict", "judge", "tasks_scenarios"]
+__all__ = ["NOT_YET_TESTED", "TasksVerdict", "assert_every_check_succeeded", "tasks_scenarios"]
 
 NOT_YET_TESTED = {
     ("tasks-status-notifications", "tasks-status-notifications"): (
@@ -59,5 +59,14 @@ class TasksVerdict:
         self.stale = sorted(set(NOT_YET_TESTED) - placeholders)
 
 
-def judge(names: list[str], scenarios: Mapping[str, Any]) -> TasksVerdict:
-    return TasksVerdict(names, scenarios)
+def assert_every_check_succeeded(
+    names: list[str], scenarios: Mapping[str, Any], where: str, output: str, log: str = ""
+) -> None:
+    """Every check of every scenario ran and succeeded (bar `NOT_YET_TESTED`), none of those
+    entries is stale; prints how many succeeded. ``where`` names the run in the messages."""
+    verdict = TasksVerdict(names, scenarios)
+    assert not verdict.not_run, f"{where}: no checks from {verdict.not_run}\n{output}"
+    print(f"{where}: {verdict.succeeded} checks succeeded in {len(names)} scenarios")
+    failing = "\n".join(verdict.failing)
+    assert not verdict.failing, f"{where}: checks not SUCCESS:\n{failing}\n{output[-2000:]}\n{log}"
+    assert not verdict.stale, f"{where}: NOT_YET_TESTED lists checks the suite now runs: {verdict.stale}"

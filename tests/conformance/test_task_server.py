@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conformance.requirements import node22, run_server_scenarios, suite_version
-from tests.conformance.tasks_checks import judge, tasks_scenarios
+from tests.conformance.tasks_checks import assert_every_check_succeeded, tasks_scenarios
 from tests.servers.http_server import HTTPServer
 
 SCENARIO_TIMEOUT = 90.0
@@ -33,9 +33,4 @@ def test_every_check_of_every_tasks_scenario_succeeds(tmp_path: Path) -> None:
             node, server.url, tuple(names), tmp_path / "results", SCENARIO_TIMEOUT
         )
     where = f"conformance {suite_version()}, tasks-* directly"
-    verdict = judge(names, scenarios)
-    assert not verdict.not_run, f"{where}: no checks from {verdict.not_run}\n{output}"
-    print(f"{where}: {verdict.succeeded} checks succeeded in {len(names)} scenarios")
-    failing = "\n".join(verdict.failing)
-    assert not verdict.failing, f"{where}: checks not SUCCESS:\n{failing}\n{output[-2000:]}"
-    assert not verdict.stale, f"{where}: NOT_YET_TESTED lists checks the suite now runs: {verdict.stale}"
+    assert_every_check_succeeded(names, scenarios, where, output)

@@ -19,7 +19,7 @@ import pytest
 
 from actors import ErrorType, Runtime, TaskStatus, ToolError
 from tests.conformance.requirements import node22, run_server_scenarios, suite_version
-from tests.conformance.tasks_checks import judge, tasks_scenarios
+from tests.conformance.tasks_checks import assert_every_check_succeeded, tasks_scenarios
 from tests.gateway.conftest import GatewayProcess, http_gateway, write_config
 from tests.harness import forkserver
 from tests.runtime.conftest import ROOT
@@ -60,12 +60,7 @@ def test_every_check_of_every_tasks_scenario_succeeds_through_the_gateway(
         )
         log = gateway.log()
     where = f"conformance {suite_version()}, tasks-* through the gateway, backend over {backend}"
-    verdict = judge(names, scenarios)
-    assert not verdict.not_run, f"{where}: no checks from {verdict.not_run}\n{output}"
-    print(f"{where}: {verdict.succeeded} checks succeeded in {len(names)} scenarios")
-    failing = "\n".join(verdict.failing)
-    assert not verdict.failing, f"{where}: checks not SUCCESS:\n{failing}\n{output[-1500:]}\n{log}"
-    assert not verdict.stale, f"{where}: NOT_YET_TESTED lists checks the suite now runs: {verdict.stale}"
+    assert_every_check_succeeded(names, scenarios, where, output, log)
 
 
 def counts(rt: Runtime) -> dict[str, int]:

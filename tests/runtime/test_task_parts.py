@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from actors import ErrorType, TaskState, TaskStatus, ToolError
-from actors.mcp.tasks import TaskError
+from actors.mcp.tasks import TaskError, next_poll
 from actors.mcp.transport import CallOutcome
-from actors.runtime.task_handles import find_request, next_poll, result_of_state
+from actors.runtime.task_handles import find_request, result_of_state
 
 WIRE = {
     "taskId": "t-1",

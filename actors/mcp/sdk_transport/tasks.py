@@ -30,15 +30,12 @@ from mcp.shared.exceptions import MCPError
 from actors.mcp.inputs import CallInputs
 from actors.mcp.sdk_transport.convert import outcome, to_json
 from actors.mcp.sdk_transport.rounds import MAX_ROUNDS, in_rounds
-from actors.mcp.tasks import TASKS_EXTENSION, TaskState, TaskStatus, outcome_json
+from actors.mcp.tasks import FIRST_POLL, TASKS_EXTENSION, TaskState, TaskStatus, next_poll, outcome_json
 from actors.mcp.transport import CallOutcome
 
 __all__ = ["TasksExtension", "cancel", "finish", "get", "start", "update"]
 
 logger = logging.getLogger(__name__)
-
-_FIRST_POLL, _MAX_POLL = 0.05, 5.0
-"""Seconds between two ``tasks/get`` when the server suggests no interval (and at most)."""
 
 _MAX_INPUT_ROUNDS = 10
 """How many rounds of input one ``tasks/get`` answers before it reports what it found."""
@@ -178,13 +175,12 @@ async def cancel(session: ClientSession, task_id: str) -> TaskState:
 
 async def finish(session: ClientSession, state: TaskState) -> TaskState:
     """Ask ``tasks/get`` at the server's pace until the task ends; its last state."""
-    delay = _FIRST_POLL
+    delay = FIRST_POLL
     while not state.status.terminal:
         if state.task_id is None:
             raise MCPError(types.INTERNAL_ERROR, "a task without an id")
-        wait = state.poll_interval_ms / 1000.0 if state.poll_interval_ms else delay
-        await anyio.sleep(min(wait, _MAX_POLL))
-        delay = min(delay * 2, _MAX_POLL)
+        pause, delay = next_poll(state, delay)
+        await anyio.sleep(pause)
         state = await get(session, state.task_id)
     return state
 
