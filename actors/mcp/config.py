@@ -27,6 +27,8 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from actors.sandbox.profile import SandboxProfile
+
 __all__ = [
     "LIFECYCLE_KEYS",
     "ConfigError",
@@ -238,6 +240,9 @@ class ServerConfig(BaseModel):
     ) = None
     """The least severe log message the server should send (``logging/setLevel``); unset: its default."""
     disabled: StrictBool = False
+    sandbox: SandboxProfile | None = None
+    """The server's boundary (stdio only): ``true`` the default profile, an object to change it,
+    ``false`` or unset to run it with the host's authority (`actors.sandbox`)."""
     prefix: StrictBool = True
     """A copy of the gateway's key (`actors.config.GatewayServerKeys`, which owns and checks it),
     kept readable here for code outside the gateway; the runtime does not use it."""
@@ -282,6 +287,11 @@ class ServerConfig(BaseModel):
             raise ValueError(f"must be a number, not {str(value).lower()}")
         return value
 
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _sandbox_profile(cls, value: Any) -> Any:
+        return SandboxProfile.from_config(value)
+
     @field_validator("name")
     @classmethod
     def _legal_namespace(cls, value: str) -> str:
@@ -295,6 +305,8 @@ class ServerConfig(BaseModel):
     def _transport_has_its_keys(self) -> ServerConfig:
         if self.transport == "stdio" and not self.command:
             raise _key_problem("command", "the stdio transport needs a 'command'")
+        if self.transport != "stdio" and self.sandbox is not None:
+            raise _key_problem("sandbox", "'sandbox' is for stdio servers (a process the runtime starts)")
         if self.transport == "stdio" and self.oauth is not None:
             raise _key_problem(
                 "oauth", "'oauth' is only for remote servers (streamable-http, sse), not stdio"

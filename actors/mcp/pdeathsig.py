@@ -1,6 +1,11 @@
 """Launch a command that dies with the thread that started it (Linux ``PR_SET_PDEATHSIG``).
 
-Usage: ``python pdeathsig.py [--ppid=N] <command> [args...]`` (or ``python -m actors.mcp.pdeathsig``).
+Usage: ``python pdeathsig.py [--ppid=N] [--join=FILE]... [--rlimit=NAME:N]... <command> [args...]``
+(or ``python -m actors.mcp.pdeathsig``).
+
+``--join`` writes this process's pid to a cgroup's ``cgroup.procs`` and ``--rlimit`` sets
+``RLIMIT_NAME`` (soft and hard) before the exec: a sandboxed server and all it starts are held
+by its limits from the first instruction.
 
 It asks the kernel to send SIGKILL to this process when its parent *thread* exits (so a host
 that is SIGKILLed takes its stdio servers with it), then ``execvp``s the command: the server
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import resource
 import signal
 import sys
 
@@ -37,15 +43,34 @@ def main(argv: list[str] | None = None) -> int:
     """Set the death signal and exec the command; return only on failure."""
     args = list(sys.argv[1:] if argv is None else argv)
     expected_parent: int | None = None
-    if args and args[0].startswith("--ppid="):
-        expected_parent = int(args.pop(0).split("=", 1)[1])
+    joins: list[str] = []
+    rlimits: list[tuple[int, int]] = []
+    while args and args[0].startswith(("--ppid=", "--join=", "--rlimit=")):
+        option, value = args.pop(0).split("=", 1)
+        if option == "--ppid":
+            expected_parent = int(value)
+        elif option == "--join":
+            joins.append(value)
+        else:
+            name, number = value.split(":", 1)
+            rlimits.append((getattr(resource, f"RLIMIT_{name}"), int(number)))
     if not args:
-        sys.stderr.write("usage: pdeathsig.py [--ppid=N] <command> [args...]\n")
+        sys.stderr.write("usage: pdeathsig.py [--ppid=N] [--join=FILE] [--rlimit=NAME:N] COMMAND [ARGS...]\n")
         return 2
     set_parent_death_signal()
     # The parent may have died between fork and prctl: then nobody would ever kill us.
     if expected_parent is not None and os.getppid() != expected_parent:
         return 1
+    try:
+        for procs in joins:
+            with open(procs, "w") as file:
+                file.write(str(os.getpid()))
+        for limit, number in rlimits:
+            resource.setrlimit(limit, (number, number))
+    except (OSError, ValueError) as exc:
+        # Never run a server outside the limits it was given.
+        sys.stderr.write(f"cannot apply the sandbox's limits: {exc}\n")
+        return _EXIT_CANNOT_RUN
     try:
         os.execvp(args[0], args)
     except FileNotFoundError:

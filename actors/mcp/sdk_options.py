@@ -16,6 +16,7 @@ from mcp_types import LoggingLevel
 from actors.mcp.elicitation import ElicitationPolicy
 from actors.mcp.eras import AUTO, PROTOCOLS
 from actors.mcp.transport import ClientHandlers
+from actors.sandbox.profile import SandboxProfile
 
 if TYPE_CHECKING:
     import httpx2
@@ -40,6 +41,8 @@ class StdioCommand:
     env: Mapping[str, str] | None = None
     """Set for the server over the SDK's default environment; its ``PATH`` is searched first."""
     cwd: str | None = None
+    sandbox: SandboxProfile | None = None
+    """Its boundary (`actors.sandbox`); None: it runs with the host's authority."""
 
     def __post_init__(self) -> None:
         if not self.command:

@@ -46,6 +46,7 @@ __all__ = [
     "command_line",
     "exit_text",
     "resolve_command",
+    "sandboxed_command_line",
 ]
 
 logger = logging.getLogger(__name__)
@@ -85,6 +86,13 @@ def command_line(spec: StdioCommand, resolved: str) -> list[str]:
         # -I -S: the wrapper needs only the standard library; start it fast.
         return [sys.executable, "-I", "-S", str(PDEATHSIG_SCRIPT), f"--ppid={os.getpid()}", *argv]
     return argv
+
+
+def sandboxed_command_line(bwrap_argv: Sequence[str], wrapper_options: Sequence[str]) -> list[str]:
+    """The argv that starts a sandboxed server: bubblewrap through the parent-death wrapper,
+    which first joins the sandbox's cgroup and sets its rlimits."""
+    wrapper = [sys.executable, "-I", "-S", str(PDEATHSIG_SCRIPT), f"--ppid={os.getpid()}"]
+    return [*wrapper, *wrapper_options, *bwrap_argv]
 
 
 def exit_text(returncode: int | None) -> str:

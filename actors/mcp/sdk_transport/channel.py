@@ -11,10 +11,12 @@ results handed back by anyio). The rest runs on the event-loop thread.
 
 from __future__ import annotations
 
+import logging
 import ssl
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 import anyio
@@ -32,11 +34,18 @@ from actors.mcp.redaction import Redactor
 from actors.mcp.sdk_options import HTTPEndpoint, SDKOptions, StdioCommand
 from actors.mcp.sdk_transport.observed import ObservedAuth, ObservedTransport
 from actors.mcp.sdk_transport.peer import PeerWatch
-from actors.mcp.stdio_process import StdioProcess, command_line, resolve_command
+from actors.mcp.state import state_dir
+from actors.mcp.stdio_process import StdioProcess, command_line, resolve_command, sandboxed_command_line
 from actors.mcp.stdio_stream import stdio_stream
 from actors.mcp.tls import default_ssl_context
+from actors.mcp.transport import StartRefused
+from actors.sandbox.boundary import build_boundary
+from actors.sandbox.profile import SandboxProfile
+from actors.sandbox.support import SandboxUnavailable
 
 __all__ = ["Prepared", "open_channel", "prepare"]
+
+logger = logging.getLogger(__name__)
 
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 
@@ -73,8 +82,11 @@ async def open_channel(
     """The SDK transport for ``target``, wrapped so that ``watch`` sees it start, end and tear down."""
     inner: AbstractAsyncContextManager[Any]
     if isinstance(target, StdioCommand):
+        argv = command_line(target, prepared.command)
+        if target.sandbox is not None:
+            argv = await _sandboxed(stack, target, target.sandbox, prepared.command, watch.label, options)
         stdio = StdioProcess(
-            command_line(target, prepared.command),
+            argv,
             env=target.env,
             cwd=target.cwd,
             label=watch.label,
@@ -104,6 +116,39 @@ async def open_channel(
             )
             inner = streamable_http_client(target.url, http_client=http)
     return ObservedTransport(inner, watch)
+
+
+async def _sandboxed(
+    stack: AsyncExitStack,
+    target: StdioCommand,
+    profile: SandboxProfile,
+    resolved: str,
+    label: str,
+    options: SDKOptions,
+) -> list[str]:
+    """The command line of a sandboxed start: its `Boundary` built on a worker thread, and
+    taken down there after the process (``stack`` unwinds the process first)."""
+    namespace = options.server_name or label
+    build = partial(
+        build_boundary, namespace, profile, resolved, target.args, target.env, target.cwd, state=state_dir()
+    )
+    # Shielded: a caller cancelled meanwhile must not lose a boundary it would never take down.
+    with anyio.CancelScope(shield=True):
+        try:
+            boundary = await anyio.to_thread.run_sync(build)
+        except (SandboxUnavailable, ValueError) as exc:
+            raise StartRefused(f"{label}: {exc}") from exc
+        except OSError as exc:
+            raise StartRefused(f"{label}: the sandbox could not be built: {exc}") from exc
+
+    async def take_down() -> None:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(boundary.close)
+
+    stack.push_async_callback(take_down)
+    await anyio.lowlevel.checkpoint()
+    logger.info("%s: sandboxed (%s)", label, boundary.limits.how)
+    return sandboxed_command_line(boundary.argv, boundary.wrapper_options)
 
 
 async def _off_loop(fn: Callable[..., _T], *args: Any) -> _T:

@@ -133,7 +133,7 @@ class SDKTransport:
             handlers = replace(handlers, sampling=None)
         target: StdioCommand | HTTPEndpoint
         if config.transport == "stdio":
-            target = StdioCommand(config.command or "", config.args, config.env, config.cwd)
+            target = StdioCommand(config.command or "", config.args, config.env, config.cwd, config.sandbox)
         else:
             target = HTTPEndpoint(config.url or "", config.headers, config.transport)
         options = SDKOptions(
