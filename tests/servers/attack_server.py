@@ -335,7 +335,8 @@ MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 steps = []
 def call(what, result):
     number = ctypes.get_errno() if result != 0 else 0
-    steps.append({"step": what, "ok": result == 0, "errno": errno.errorcode.get(number, str(number)) if number else None})
+    name = errno.errorcode.get(number, str(number)) if number else None
+    steps.append({"step": what, "ok": result == 0, "errno": name})
     return result == 0
 private = call("unshare(CLONE_NEWNS)", libc.unshare(CLONE_NEWNS))
 if not private:
