@@ -8,6 +8,7 @@ import sys
 from typing import TextIO
 
 from actors.cli.auth import write_auth_lines
+from actors.cli.package_pins import package_pin_warnings
 from actors.cli.startup import resolve_config
 from actors.mcp.config import ServerConfig
 
@@ -30,7 +31,7 @@ def check_command(args: argparse.Namespace, out: TextIO) -> int:
         policy = load_policy(config)
         if policy is not None:
             out.write(f"  access.policy: {policy.source}: {len(policy.rules)} rules\n")
-    for warning in config.warnings:
+    for warning in [*config.warnings, *package_pin_warnings(config.servers.values())]:
         out.write(f"warning: {warning}\n")
     missing = [problem for server in config.servers.values() if (problem := _command_problem(server))]
     for problem in missing:
