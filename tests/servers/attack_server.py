@@ -42,13 +42,14 @@ TEXT_LIMIT = 64 * 1024
 """Bytes of a file or an answer put into a result, at most."""
 
 _libc = ctypes.CDLL(None, use_errno=True)
-_libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+_libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_long]
 _libc.ptrace.restype = ctypes.c_long
 _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 _libc.prctl.restype = ctypes.c_int
 
-PTRACE_ATTACH = 16
 PTRACE_DETACH = 17
+PTRACE_SEIZE = 0x4206
+PTRACE_INTERRUPT = 0x4207
 PR_SET_PDEATHSIG = 1
 WALL = 0x40000000
 """``__WALL`` for waitpid: wait for a traced process that is not a child."""
@@ -261,26 +262,36 @@ def signal_pid(pid: int, sig: int) -> dict[str, Any]:
 
 @server.tool()
 def ptrace_attach(pid: int) -> dict[str, Any]:
-    """PTRACE_ATTACH to ``pid``; on success wait for it to stop and detach at once."""
-    if _libc.ptrace(PTRACE_ATTACH, pid, None, None) == -1:
+    """Attach to ``pid`` as a debugger would; on success stop it, and detach at once.
+
+    PTRACE_SEIZE and PTRACE_INTERRUPT rather than PTRACE_ATTACH: the interrupt stops the one
+    thread traced, where ATTACH's SIGSTOP would stop every thread of a threaded target (a test
+    process) and leave the others stopped after the detach."""
+    if _libc.ptrace(PTRACE_SEIZE, pid, None, 0) == -1:
         number = ctypes.get_errno()
         return {
             "ok": False,
-            "detail": f"PTRACE_ATTACH {pid}: {os.strerror(number)}",
+            "detail": f"PTRACE_SEIZE {pid}: {os.strerror(number)}",
             "errno": _errno_name(number),
             "pid": pid,
         }
-    stopped = "not seen"
+    stopped, resend = "not seen", 0
     try:
+        _libc.ptrace(PTRACE_INTERRUPT, pid, None, 0)
         _, status = os.waitpid(pid, WALL)
-        stopped = f"stopped by signal {os.WSTOPSIG(status)}" if os.WIFSTOPPED(status) else f"status {status}"
+        if os.WIFSTOPPED(status):
+            stopped = f"stopped (signal {os.WSTOPSIG(status)}, event {status >> 16})"
+            if status >> 16 == 0:  # a signal it was getting meanwhile: hand it back on detach
+                resend = os.WSTOPSIG(status)
+        else:
+            stopped = f"status {status}"
     except OSError as exc:
         stopped = f"waitpid: {exc}"
     finally:
-        detached = _libc.ptrace(PTRACE_DETACH, pid, None, 0)
+        detached = _libc.ptrace(PTRACE_DETACH, pid, None, resend)
     return {
         "ok": True,
-        "detail": f"attached to {pid} ({stopped}), detached: {detached == 0}",
+        "detail": f"attached to {pid}, {stopped}, detached: {detached == 0}",
         "pid": pid,
         "detached": detached == 0,
     }
