@@ -2,8 +2,9 @@
 prompts, run and check configurations, log in to remote servers, the demo.
 
 The configuration is ``--config FILE``, else ``$MCP_ACTORS_CONFIG``, else ``./mcp.json``, else
-the built-in default (the demo server and the built-in tools), so every command works out of
-the box. Claude Desktop, Cursor and VS Code files work unchanged.
+the built-in default (the demo server and the built-in tools), so every command but ``serve``
+works out of the box (``serve`` refuses: `actors.cli.serve`). Claude Desktop, Cursor and VS Code
+files work unchanged.
 
 One module per part: `command` (the command line and `main`), `startup` (the configuration a
 command uses and the runtime it starts), `listing` (``tools``, ``resources``, ``prompts``),

@@ -1,13 +1,25 @@
 """``serve`` (and its former name ``run``): every server served as one MCP server by the
-gateway, which loads (the SDK's server side, Starlette, uvicorn) only to serve."""
+gateway, which loads (the SDK's server side, Starlette, uvicorn) only to serve.
+
+Unlike the other commands, ``serve`` has no built-in default: without a configuration file it
+refuses (exit 2). A host entry ``{"command": "mcp-actors", "args": ["serve"]}`` that names no
+file is a mistake, and the host, not the user, picks the folder it runs in (often ``/`` or the
+home folder): the built-in default would give the model tools that write files and commit
+there, and a harmless stand-in (the demo server alone) would hide the mistake behind a
+connection that works. Either way one line on stderr, never stdout (the MCP stream of stdio),
+says which file is served or why nothing is.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 from typing import TextIO
 
-from actors.cli.startup import resolve_config
+from actors.cli.startup import ENV_CONFIG, config_file
+from actors.config import load_config
 
 __all__ = ["run_command", "serve_command"]
 
@@ -19,7 +31,16 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def serve_command(args: argparse.Namespace, out: TextIO) -> int:
-    config, _ = resolve_config(args.config)
+    path = config_file(args.config)
+    if path is None:
+        print(
+            f"error: no configuration to serve: pass --config FILE, set ${ENV_CONFIG} or put an mcp.json"
+            f" in {os.getcwd()} (serve has no built-in default: its tools would write files here)",
+            file=sys.stderr,
+        )
+        return 2
+    config = load_config(path)
+    print(f"mcp-actors serve: serving {Path(path).resolve()}", file=sys.stderr)
     # Deferred: the gateway loads only to serve (see the module's docstring).
     from actors.gateway import command as gateway_command  # noqa: PLC0415
 

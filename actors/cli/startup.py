@@ -3,7 +3,7 @@ servers, a runtime of its own.
 
 The configuration is ``--config FILE``, else ``$MCP_ACTORS_CONFIG``, else ``./mcp.json``, else
 the built-in default (the demo server and the built-in tools), so every command works out of
-the box.
+the box; all but ``serve``, which has no default (`actors.cli.serve` says why).
 """
 
 from __future__ import annotations
@@ -19,18 +19,25 @@ from actors.runtime.schema_cache import SchemaCache
 if TYPE_CHECKING:
     from actors.runtime import Runtime
 
-__all__ = ["ENV_CONFIG", "resolve_config", "start_runtime"]
+__all__ = ["ENV_CONFIG", "config_file", "resolve_config", "start_runtime"]
 
 ENV_CONFIG = "MCP_ACTORS_CONFIG"
 
 
-def resolve_config(path: str | None) -> tuple[RuntimeConfig, str]:
-    """The configuration to use and where it came from (a path, or ``built-in default``)."""
+def config_file(path: str | None) -> str | None:
+    """The configuration file a command uses (``path``, else ``$MCP_ACTORS_CONFIG``, else
+    ``./mcp.json``), or None when there is none and the built-in default would be used."""
     chosen = path or os.environ.get(ENV_CONFIG)
     if chosen:
+        return chosen
+    return "mcp.json" if Path("mcp.json").is_file() else None
+
+
+def resolve_config(path: str | None) -> tuple[RuntimeConfig, str]:
+    """The configuration to use and where it came from (a path, or ``built-in default``)."""
+    chosen = config_file(path)
+    if chosen is not None:
         return load_config(chosen), chosen
-    if Path("mcp.json").is_file():
-        return load_config("mcp.json"), "mcp.json"
     return load_config(default_config()), "built-in default"
 
 

@@ -3,6 +3,11 @@ way a configuration writes its command, and the warnings ``check`` prints from t
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +15,7 @@ import pytest
 from actors.cli.package_pins import package_pin_warnings, unpinned_packages
 from actors.config import load_config
 
+MCP_ACTORS = Path(sys.executable).with_name("mcp-actors")
 SCOPED = "@modelcontextprotocol/server-filesystem"
 
 # command, args, then (runner, spec, reason) of each package flagged; [] when nothing is.
@@ -130,3 +136,40 @@ def test_warnings_come_per_stdio_server_in_order() -> None:
     assert [w.split(":")[0] for w in warnings] == ["server 'a'", "server 'b'"]
     assert "'one' names no version" in warnings[0]
     assert "'three@latest' asks for @latest" in warnings[1]
+
+
+@pytest.mark.parametrize(
+    ("spec", "warned"), [(SCOPED, True), (f"{SCOPED}@latest", True), (f"{SCOPED}@2025.8.21", False)]
+)
+def test_check_prints_the_warning_for_an_unpinned_npx_entry_only(
+    tmp_path: Path, spec: str, warned: bool
+) -> None:
+    """``mcp-actors check`` as a user runs it, on an ``npx -y`` entry (an ``npx`` of the test's
+    own, so that the command exists and nothing is installed)."""
+    npx = tmp_path / "bin" / "npx"
+    npx.parent.mkdir()
+    npx.write_text("#!/bin/sh\nexit 0\n")
+    npx.chmod(0o755)
+    config = tmp_path / "mcp.json"
+    entry = {"command": str(npx), "args": ["-y", spec, str(tmp_path)]}
+    config.write_text(json.dumps({"mcpServers": {"fs": entry}}))
+    env = {k: v for k, v in os.environ.items() if k != "MCP_ACTORS_CONFIG"}
+    done = subprocess.run(
+        [str(MCP_ACTORS), "check", "--config", str(config)],
+        check=False,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+    )
+    warnings = [line for line in done.stdout.splitlines() if line.startswith("warning: server 'fs': npx -y")]
+    if warned:
+        [line] = warnings
+        assert line.startswith(f"warning: server 'fs': npx -y {spec!r} "), done.stdout
+        assert line.endswith(f"pin a version, e.g. '{SCOPED}@1.2.3'"), done.stdout
+    else:
+        assert warnings == [], done.stdout
+    # A warning fails nothing: the configuration is valid and the command exists.
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "ok"), done.stdout + done.stderr
