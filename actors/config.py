@@ -28,6 +28,7 @@ from actors.mcp.config import (
     server_entry,
 )
 from actors.mcp.per_user import PerUserKeys, TokenExchangeKeys, per_user_problems
+from actors.sandbox.profile import SandboxProfile
 
 __all__ = [
     "AccessKeys",
@@ -289,6 +290,9 @@ class AccessKeys(BaseModel):
     see and use which servers, tools, resources and prompts. None: everyone everything."""
     per_user_servers: PerUserKeys = Field(default_factory=PerUserKeys)
     """How many per-user instances (``"affinity": "user"``) a replica keeps, and how long."""
+    require_sandbox: StrictBool = False
+    """Every stdio server runs in a sandboxed boundary (`actors.sandbox`): one without a
+    ``sandbox`` key gets the default profile, and ``"sandbox": false`` is a config error."""
 
 
 def _cluster_rules(name: str, server: ServerConfig, keys: ClusterServerKeys) -> list[ConfigProblem]:
@@ -435,6 +439,29 @@ def _servers(
     return servers, GatewayKeys(servers=gateway), ClusterKeys(servers=cluster)
 
 
+def _sandboxed(
+    servers: dict[str, ServerConfig],
+    entries: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    problems: list[ConfigProblem],
+) -> dict[str, ServerConfig]:
+    """``access.requireSandbox``: every stdio server sandboxed, the default profile where it
+    states none; one that turns its sandbox off is refused."""
+    required: dict[str, ServerConfig] = {}
+    for name, server in servers.items():
+        if server.transport != "stdio" or server.sandbox is not None:
+            required[name] = server
+            continue
+        entry = entries.get(name)
+        stated = entry.get("sandbox", defaults.get("sandbox")) if isinstance(entry, Mapping) else None
+        if stated is False:
+            message = "access.requireSandbox is on: a stdio server cannot turn its sandbox off"
+            problems.append(ConfigProblem(server=name, key="sandbox", message=message))
+            continue
+        required[name] = server.model_copy(update={"sandbox": SandboxProfile()})
+    return required
+
+
 def load_config(
     source: str | os.PathLike[str] | Mapping[str, Any] | RuntimeConfig,
     environ: Mapping[str, str] | None = None,
@@ -482,6 +509,8 @@ def load_config(
         tool_search = False
 
     servers, gateway, cluster = _servers(entries, defaults, environ, problems, warnings)
+    if access.require_sandbox:
+        servers = _sandboxed(servers, entries, defaults, problems)
     if builtin.enabled and "builtin" in servers:
         taken = "the namespace 'builtin' is taken by the built-in tools"
         problems.append(ConfigProblem(server="builtin", key=None, message=taken))

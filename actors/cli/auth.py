@@ -80,11 +80,22 @@ def status_command(args: argparse.Namespace, out: TextIO) -> int:
     from actors.mcp.auth import TokenStore  # noqa: PLC0415
 
     store = TokenStore()
-    rows = [[s.name, s.transport, _auth_of(s, store) or "-"] for s in config.servers.values()]
-    out.write(f"{source}\n" + table(["server", "transport", "auth"], rows) + "\n")
+    rows = [
+        [s.name, s.transport, _auth_of(s, store) or "-", _boundary_of(s)] for s in config.servers.values()
+    ]
+    out.write(f"{source}\n" + table(["server", "transport", "auth", "boundary"], rows) + "\n")
     if store.problem:
         out.write(f"warning: the token store {store.path} cannot be read: {store.problem}\n")
     return 0
+
+
+def _boundary_of(server: ServerConfig) -> str:
+    """A server's boundary in a few words: ``sandbox (no network)``, ``none``, ``-`` (remote)."""
+    if server.transport != "stdio":
+        return "-"
+    from actors.sandbox.boundary import summary  # noqa: PLC0415
+
+    return summary(server.sandbox)
 
 
 def write_auth_lines(config: RuntimeConfig, out: TextIO) -> None:

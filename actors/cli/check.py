@@ -22,6 +22,8 @@ def check_command(args: argparse.Namespace, out: TextIO) -> int:
     for server in config.servers.values():
         where = server.command if server.transport == "stdio" else server.url
         out.write(f"  {server.name}: {server.transport} {where}\n")
+        if server.transport == "stdio":
+            out.write(f"    boundary: {boundary_line(server)}\n")
     write_auth_lines(config, out)
     if config.access.policy is not None:
         # Deferred: the gateway (and Cedar) load only for a config that names a policy. A policy
@@ -34,12 +36,30 @@ def check_command(args: argparse.Namespace, out: TextIO) -> int:
     for warning in [*config.warnings, *package_pin_warnings(config.servers.values())]:
         out.write(f"warning: {warning}\n")
     missing = [problem for server in config.servers.values() if (problem := _command_problem(server))]
+    missing += [problem for server in config.servers.values() if (problem := _sandbox_problem(server))]
     for problem in missing:
         print(f"error: {problem}", file=sys.stderr)
     if missing:
         return 1
     out.write("ok\n")
     return 0
+
+
+def boundary_line(server: ServerConfig) -> str:
+    """A stdio server's effective boundary, in one line (`actors.sandbox.boundary.describe`)."""
+    from actors.sandbox.boundary import describe  # noqa: PLC0415 - loads only for stdio servers
+
+    return describe(server.sandbox)
+
+
+def _sandbox_problem(server: ServerConfig) -> str | None:
+    """Why a server that asks for a sandbox would be refused here, or None."""
+    if server.sandbox is None:
+        return None
+    from actors.sandbox.support import sandbox_support  # noqa: PLC0415
+
+    support = sandbox_support()
+    return None if support.bwrap else f"server {server.name!r} asks for a sandbox, but {support.problem}"
 
 
 def _command_problem(server: ServerConfig) -> str | None:

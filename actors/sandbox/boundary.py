@@ -32,7 +32,7 @@ from actors.sandbox.support import sandbox_support
 if TYPE_CHECKING:
     from actors.sandbox.egress import EgressProxy, EgressRoute
 
-__all__ = ["BRIDGE_PORT", "Boundary", "SharedProxy", "build_boundary", "data_folder", "describe"]
+__all__ = ["BRIDGE_PORT", "Boundary", "SharedProxy", "build_boundary", "data_folder", "describe", "summary"]
 
 logger = logging.getLogger(__name__)
 
@@ -251,6 +251,20 @@ def build_boundary(
         raise
     logger.debug("sandbox %s: %s", namespace, " ".join(boundary.argv))
     return boundary
+
+
+def summary(profile: SandboxProfile | None) -> str:
+    """The boundary in a few words, for a table: ``sandbox (no network)``, ``none``, or
+    ``REFUSED (...)`` where this machine cannot build one."""
+    if profile is None:
+        return "none"
+    if sandbox_support().bwrap is None:
+        return "REFUSED (no bubblewrap)"
+    if profile.network == "none":
+        return "sandbox (no network)"
+    if profile.network == "all":
+        return "sandbox (host network)"
+    return f"sandbox ({len(profile.network)} hosts)"
 
 
 def describe(profile: SandboxProfile | None, *, probe: bool = True) -> str:

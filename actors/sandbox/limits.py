@@ -16,6 +16,7 @@ import itertools
 import logging
 import os
 import signal
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,9 @@ logger = logging.getLogger(__name__)
 _V1_ROOT = Path("/sys/fs/cgroup")
 _GROUP_PREFIX = "mcp-actors"
 _counter = itertools.count(1)
+# Held while this process makes or removes its folders under its per-process tag folder, so
+# that one sandbox removing the emptied tag folder never races another making its leaf in it.
+_tree = threading.Lock()
 _EMPTY_WAIT = 5.0
 
 
@@ -70,6 +74,9 @@ class CgroupGroup:
                     time.sleep(0.02)
             else:
                 logger.warning("sandbox: could not remove cgroup %s", folder)
+                continue
+            with _tree, contextlib.suppress(OSError):  # still holds another sandbox's group
+                folder.parent.rmdir()
 
 
 @dataclass(frozen=True)
@@ -148,7 +155,8 @@ class Limiter:
                 if own is None or not (root / "cgroup.procs").exists():
                     raise OSError(f"no v1 {controller} controller")
                 folder = root / own.lstrip("/") / self._tag / leaf
-                folder.mkdir(parents=True, exist_ok=True)
+                with _tree:
+                    folder.mkdir(parents=True, exist_ok=True)
                 made.append(folder)
                 for file, value in values.items():
                     (folder / file).write_text(str(value))
@@ -169,10 +177,11 @@ class Limiter:
                 return None
             # A delegated v2 tree: this process lives in a leaf; its parent hands out controllers.
             parent = own.parent / self._tag
-            parent.mkdir(exist_ok=True)
-            (parent / "cgroup.subtree_control").write_text("+memory +pids")
             folder = parent / leaf
-            folder.mkdir()
+            with _tree:
+                parent.mkdir(exist_ok=True)
+                (parent / "cgroup.subtree_control").write_text("+memory +pids")
+                folder.mkdir()
         except OSError as exc:
             logger.debug("sandbox %s: no cgroup v2: %s", leaf, exc)
             return None

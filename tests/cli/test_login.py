@@ -111,14 +111,15 @@ def test_status_lists_each_servers_auth(
     assert status == 0, out
     source, header, _rule, *rows = out.splitlines()
     assert source == str(config)
-    assert header.split() == ["server", "transport", "auth"]
-    assert [row.split(maxsplit=2) for row in rows] == [
-        [NS, "streamable-http", "needs login"],
-        ["local", "stdio", "-"],
+    assert header.split() == ["server", "transport", "auth", "boundary"]
+    # Columns are two spaces apart or more; "needs login" has one.
+    assert [[c.strip() for c in row.split("  ") if c.strip()] for row in rows] == [
+        [NS, "streamable-http", "needs login", "-"],
+        ["local", "stdio", "-", "none"],
     ]
     assert run("login", NS, "--config", str(config))[0] == 0
     rows = run("status", "--config", str(config))[1].splitlines()[3:]
-    assert rows[0].split() == [NS, "streamable-http", "ok"]
+    assert rows[0].split() == [NS, "streamable-http", "ok", "-"]
 
 
 def test_a_server_with_its_own_authorization_header_shows_header(

@@ -352,6 +352,7 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
         "sampling": "allow",
         "logLevel": "warning",
         "disabled": False,
+        "sandbox": {"network": ["example.com:443"], "limits": {"memory": "512M"}},
         "prefix": False,
         "affinity": "any",
     }
@@ -372,6 +373,8 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
     assert s.trust_annotations is True
     assert s.elicitation == "accept-defaults"
     assert (s.sampling, s.log_level) == ("allow", "warning")
+    assert s.sandbox is not None
+    assert (s.sandbox.network, s.sandbox.limits.memory) == (("example.com:443",), 512 * 1024**2)
 
 
 def test_affinity_single_is_read_and_needs_a_lazy_start() -> None:
@@ -409,6 +412,18 @@ BAD_VALUES: dict[str, list[Any]] = {
     "prefix": ["no", 0, None, ["false"]],
     "affinity": ["one", "Single", True, 1, None, ["single"]],
     "disabled": ["perhaps", [], {}, None],
+    "sandbox": [
+        "yes",
+        1,
+        ["none"],
+        {"network": "some"},
+        {"network": ["https://example.com"]},
+        {"network": ["example.com:99999"]},
+        {"limits": {"memory": "lots"}},
+        {"limits": {"processes": 0}},
+        {"limits": {"openFiles": True}},
+        {"writes": ["/data"]},
+    ],
 }
 BAD_CASES = [(key, value) for key, values in BAD_VALUES.items() for value in values]
 
