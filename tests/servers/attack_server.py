@@ -12,7 +12,7 @@ SDK only, so that a sandbox needs nothing of this repository but the file itself
 Tools: ``read_file``, ``write_file``, ``connect`` (TCP), ``resolve`` (getaddrinfo), ``dns_query``
 (one UDP query to a named resolver), ``http_get`` (urllib, which honours ``HTTP(S)_PROXY``),
 ``fork_many``, ``allocate``, ``signal_pid``, ``ptrace_attach``, ``list_pids``,
-``proc_root_read`` (``/proc/1/root/<path>``), ``symlink_read``, ``mount_bind``, ``whoami``.
+``proc_root_read`` (``/proc/<pid>/root/<path>``), ``symlink_read``, ``mount_bind``, ``whoami``.
 """
 
 from __future__ import annotations
@@ -312,9 +312,10 @@ def list_pids() -> dict[str, Any]:
 
 
 @server.tool()
-def proc_root_read(path: str) -> dict[str, Any]:
-    """Read ``/proc/1/root/<path>``: the file as process 1 (the host's init, unsandboxed) sees it."""
-    return read_file(f"/proc/1/root/{path.lstrip('/')}")
+def proc_root_read(path: str, pid: int = 1) -> dict[str, Any]:
+    """Read ``/proc/<pid>/root/<path>``: the file as process ``pid`` sees it (process 1 is the
+    host's init, unsandboxed; a host process's root is the host's whole file system)."""
+    return read_file(f"/proc/{pid}/root/{path.lstrip('/')}")
 
 
 @server.tool()
