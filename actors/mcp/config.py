@@ -229,6 +229,8 @@ class ServerConfig(BaseModel):
     """MCP protocol era: ``legacy`` (initialize handshake), ``2026-07-28``, or ``auto`` (discover)."""
     trust_annotations: StrictBool = False
     """Let the server's tool annotations (readOnlyHint, destructiveHint) refine capabilities."""
+    pin: Literal["off", "warn", "block"] = "block"
+    """A changed definition (`actors.pins`): ``block`` held till approved, ``warn`` re-pinned, ``off`` none."""
     elicitation: Literal["decline", "accept-defaults", "ask"] | None = None
     """How to answer the server's elicitation requests: a fixed policy, or ``ask`` the host's
     handler; unset: ask the host's handler if it gave one, else the capability is not declared."""

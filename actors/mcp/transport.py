@@ -89,6 +89,9 @@ class RemoteTool:
     """MCP tool annotations as JSON (``readOnlyHint``, ``destructiveHint``, ...)."""
     task_support: str | None = None
     """``execution.taskSupport`` (2025-11-25): ``forbidden``, ``optional`` or ``required``."""
+    definition: JSONObject | None = field(default=None, compare=False, repr=False)
+    """The whole ``Tool`` as the server sent it (MCP JSON: title, icons, ``_meta`` too), what
+    `actors.pins` pins; None where a transport does not keep it (built from the fields above)."""
 
 
 @dataclass(frozen=True)

@@ -348,6 +348,7 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
         "tools": {"include": ["get_*"], "exclude": ["get_secret"]},
         "protocol": "legacy",
         "trustAnnotations": True,
+        "pin": "warn",
         "elicitation": "accept-defaults",
         "sampling": "allow",
         "logLevel": "warning",
@@ -371,6 +372,7 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
     assert s.prefix is False
     assert s.affinity == "any"
     assert s.trust_annotations is True
+    assert s.pin == "warn"
     assert s.elicitation == "accept-defaults"
     assert (s.sampling, s.log_level) == ("allow", "warning")
     assert s.sandbox is not None
@@ -406,6 +408,7 @@ BAD_VALUES: dict[str, list[Any]] = {
     "tools": [5, "get_*", ["get_*"], {"include": "get_*"}, {"include": [1]}, {"only": ["x"]}],
     "protocol": ["2024-01-01", "latest", 2026, None],
     "trustAnnotations": ["perhaps", [True], {}, None],
+    "pin": ["on", "Block", True, 1, None, ["warn"]],
     "elicitation": ["always", True, 1, ["decline"]],
     "sampling": ["yes", True, 1, ["allow"], None],
     "logLevel": ["verbose", "DEBUG", 3, True, ["debug"]],

@@ -103,6 +103,7 @@ def remote_tool(tool: types.Tool) -> RemoteTool:
         output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
         annotations=_optional_json(tool.annotations),
         task_support=tool.execution.task_support if tool.execution is not None else None,
+        definition=to_json(tool),
     )
 
 

@@ -1,0 +1,150 @@
+"""What a listed definition's pin says, as a table: (mode, sight) -> action.
+
+A server lists a definition; against its pins it is `Sight.NEW` (a name never pinned),
+`Sight.SAME` (the digest of its pin), `Sight.CHANGED` (another digest), or `Sight.STILL_HELD`
+(changed, and that very definition is already held). The server's ``pin`` mode decides:
+
+=========== ======= ========= =============
+sight       off     warn      block
+=========== ======= ========= =============
+new         offer   pin       pin
+same        offer   offer     offer
+changed     offer   repin     hold
+still held  offer   repin     keep held
+=========== ======= ========= =============
+
+An approval makes a held definition the pin: listed again, it is `Sight.SAME` (offered). A
+held definition the server no longer lists, or lists as pinned again, is released; a removed
+tool's pin stays (were it to come back changed, that is a change). ``off`` records nothing.
+`judge` applies the table to one list. Pure: no clock, no I/O, no thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Final, Literal
+
+from actors.pins.definitions import PinKind
+from actors.pins.model import Pin, PinChange, Ref, ServerPins
+
+__all__ = ["DECISIONS", "MODES", "Action", "Judgement", "PinMode", "Sight", "Verdict", "judge", "sight_of"]
+
+PinMode = Literal["off", "warn", "block"]
+MODES: Final[tuple[PinMode, ...]] = ("off", "warn", "block")
+
+
+class Sight(StrEnum):
+    """How a listed definition compares with its server's pins."""
+
+    NEW = "new"
+    """No pin for its name: the first sight."""
+    SAME = "same"
+    """Its pin's digest."""
+    CHANGED = "changed"
+    """Another digest than its pin's (and than any held one's)."""
+    STILL_HELD = "still_held"
+    """Another digest than its pin's, already held as it is."""
+
+
+class Action(StrEnum):
+    """What is done with a listed definition."""
+
+    OFFER = "offer"
+    """Offered; nothing is recorded."""
+    PIN = "pin"
+    """Pinned (its first sight), and offered."""
+    REPIN = "repin"
+    """Changed: logged, pinned anew, and offered (``warn``)."""
+    HOLD = "hold"
+    """Changed: logged and held, hidden from lists and refused, until approved (``block``)."""
+    KEEP_HELD = "keep_held"
+    """Held already: still hidden and refused; not logged again."""
+
+    @property
+    def offered(self) -> bool:
+        return self not in (Action.HOLD, Action.KEEP_HELD)
+
+
+DECISIONS: Final[Mapping[tuple[PinMode, Sight], Action]] = {
+    ("off", Sight.NEW): Action.OFFER,
+    ("off", Sight.SAME): Action.OFFER,
+    ("off", Sight.CHANGED): Action.OFFER,
+    ("off", Sight.STILL_HELD): Action.OFFER,
+    ("warn", Sight.NEW): Action.PIN,
+    ("warn", Sight.SAME): Action.OFFER,
+    ("warn", Sight.CHANGED): Action.REPIN,
+    ("warn", Sight.STILL_HELD): Action.REPIN,
+    ("block", Sight.NEW): Action.PIN,
+    ("block", Sight.SAME): Action.OFFER,
+    ("block", Sight.CHANGED): Action.HOLD,
+    ("block", Sight.STILL_HELD): Action.KEEP_HELD,
+}
+
+
+def sight_of(pinned: Pin | None, held: Pin | None, seen: str) -> Sight:
+    """How the digest ``seen`` compares with a name's pin and held definition."""
+    if pinned is None:
+        return Sight.NEW
+    if pinned.digest == seen:
+        return Sight.SAME
+    if held is not None and held.digest == seen:
+        return Sight.STILL_HELD
+    return Sight.CHANGED
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One listed definition, judged: ``seen`` is it as pinned now, ``pinned`` its pin before."""
+
+    ref: Ref
+    sight: Sight
+    action: Action
+    seen: Pin
+    pinned: Pin | None
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """A list judged: a verdict per name, and the change to the server's pins it makes."""
+
+    kind: PinKind
+    verdicts: tuple[Verdict, ...]
+    change: PinChange
+
+    @property
+    def hidden(self) -> frozenset[str]:
+        """The names not offered (held)."""
+        return frozenset(v.ref[1] for v in self.verdicts if not v.action.offered)
+
+    @property
+    def drifted(self) -> tuple[Verdict, ...]:
+        """The changes to tell of (log, audit): newly held, or re-pinned in ``warn`` mode."""
+        return tuple(v for v in self.verdicts if v.action in (Action.HOLD, Action.REPIN))
+
+
+def judge(
+    pins: ServerPins, mode: PinMode, kind: PinKind, listed: Mapping[str, Mapping[str, Any]], now: float
+) -> Judgement:
+    """Judge the definitions ``listed`` (by name) of one ``kind``, at wall-clock ``now``."""
+    verdicts: list[Verdict] = []
+    pin: dict[Ref, Pin] = {}
+    hold: dict[Ref, Pin] = {}
+    for name, definition in sorted(listed.items()):
+        ref: Ref = (kind, name)
+        seen = Pin.of(definition, now)
+        pinned = pins.pinned.get(ref)
+        sight = sight_of(pinned, pins.held.get(ref), seen.digest)
+        action = DECISIONS[mode, sight]
+        if action in (Action.PIN, Action.REPIN):
+            pin[ref] = seen
+        elif action is Action.HOLD:
+            hold[ref] = seen
+        verdicts.append(Verdict(ref, sight, action, seen, pinned))
+    release: frozenset[Ref] = frozenset()
+    if mode != "off":
+        # Held definitions of this kind that this list does not hold (any more) go.
+        kept = {v.ref for v in verdicts if not v.action.offered}
+        release = frozenset(ref for ref in pins.held if ref[0] == kind and ref not in kept)
+    return Judgement(kind, tuple(verdicts), PinChange(pin=pin, hold=hold, release=release, at=now))
