@@ -47,6 +47,7 @@ _PR_SET_PDEATHSIG = 1
 _CHUNK = 64 * 1024
 _CONNECT_TIMEOUT = 10.0
 _JOIN_TIMEOUT = 5.0
+_LINGER = 2.0
 _POLL = 1.0
 """Seconds between the accept loop's checks that its parent still lives."""
 # What an HTTP client gets when the route is gone: a reason, not a bare reset.
@@ -184,9 +185,7 @@ class Relay:
         except OSError as exc:
             upstream.close()
             sys.stderr.write(f"bridge: cannot reach the egress proxy at {self._unix_path}: {exc}\n")
-            with contextlib.suppress(OSError):
-                client.sendall(_UNREACHABLE)
-            client.close()
+            _answer_and_close(client, _UNREACHABLE)
             return
         pair = _Pair(client, upstream)
         with self._lock:
@@ -228,6 +227,19 @@ class Relay:
             thread.join(max(0.0, deadline - time.monotonic()))
         self._wake_read.close()
         self._wake_write.close()
+
+
+def _answer_and_close(sock: socket.socket, answer: bytes) -> None:
+    """Send ``answer``, then read what the client still sends before closing: closing with
+    unread data resets the connection, and the client might lose the answer."""
+    with contextlib.suppress(OSError):
+        sock.sendall(answer)
+        sock.shutdown(socket.SHUT_WR)
+        sock.settimeout(_LINGER)
+        deadline = time.monotonic() + _LINGER
+        while time.monotonic() < deadline and sock.recv(_CHUNK):
+            pass
+    sock.close()
 
 
 def _parse(args: list[str]) -> tuple[int, str, list[str]]:

@@ -73,6 +73,8 @@ DENIALS_KEPT = 50
 """How many of a route's last denials it keeps."""
 THREAD_NAME = "mcp-actors-egress"
 _DENIED = "not in the server's network list"
+_LINGER = 2.0
+_LINGER_LIMIT = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -242,6 +244,7 @@ class EgressRoute:
                     logger.info("sandbox %s: egress failed: %s", self.namespace, refusal.reason)
                 with contextlib.suppress(*STREAM_ERRORS):
                     await client.send(refusal.response())
+                    await _linger(client)
             except STREAM_ERRORS as exc:
                 logger.debug("sandbox %s: an egress connection ended: %r", self.namespace, exc)
             except Exception:  # a bug must end this connection, never the route
@@ -276,6 +279,16 @@ class EgressRoute:
 
     def __repr__(self) -> str:
         return f"<EgressRoute {self.namespace} at {self.socket_path}>"
+
+
+async def _linger(client: BufferedByteStream) -> None:
+    """End the sending side and read what the client still sends, for a moment: closing with
+    unread data resets the connection, and the client might lose its answer."""
+    await client.send_eof()
+    read = 0
+    with anyio.move_on_after(_LINGER):
+        while read < _LINGER_LIMIT:
+            read += len(await client.receive())
 
 
 def _remove_stale_socket(path: str) -> None:
