@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -27,6 +27,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from actors.mcp.variables import expand_variables, vscode_inputs
 from actors.sandbox.profile import SandboxProfile
 
 __all__ = [
@@ -359,43 +360,6 @@ LIFECYCLE_KEYS = frozenset(
 )
 _KNOWN_KEYS = frozenset({"type", "transport"} | _CONNECTION_KEYS | LIFECYCLE_KEYS)
 
-_VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-_VSCODE_INPUT = re.compile(r"\$\{input:[^}]*\}")
-
-
-def _expand(value: Any, environ: Mapping[str, str], missing: list[str]) -> Any:
-    """Expand ``${VAR}``, ``${VAR:-default}`` and VS Code's ``${env:VAR}`` in strings."""
-    if isinstance(value, str):
-
-        def replace(match: re.Match[str]) -> str:
-            name, default = match.group(1), match.group(2)
-            if name in environ and (environ[name] or default is None):
-                return environ[name]
-            if default is not None:
-                return default
-            missing.append(name)
-            return ""
-
-        return _VARIABLE.sub(replace, value)
-    if isinstance(value, list):
-        return [_expand(v, environ, missing) for v in value]
-    if isinstance(value, dict):
-        return {k: _expand(v, environ, missing) for k, v in value.items()}
-    return value
-
-
-def _vscode_inputs(value: Any, key: str) -> Iterator[tuple[str, str]]:
-    """``(key, placeholder)`` for every VS Code ``${input:...}`` in ``value``, at any depth."""
-    if isinstance(value, str):
-        for match in _VSCODE_INPUT.finditer(value):
-            yield key, match.group(0)
-    elif isinstance(value, list):
-        for index, inner in enumerate(value):
-            yield from _vscode_inputs(inner, f"{key}[{index}]")
-    elif isinstance(value, Mapping):
-        for name, inner in value.items():
-            yield from _vscode_inputs(inner, f"{key}.{name}")
-
 
 def _infer_transport(entry: Mapping[str, Any]) -> Any:
     if "type" in entry or "transport" in entry:
@@ -465,7 +429,7 @@ def server_entry(
                 warnings.extend(
                     f"server {name!r}: key {where!r} holds {placeholder}, passed through as-is "
                     "(only VS Code can prompt for inputs)"
-                    for where, placeholder in _vscode_inputs(value, key)
+                    for where, placeholder in vscode_inputs(value, key)
                 )
         elif key in _FOREIGN_KEYS:
             warnings.append(f"server {name!r}: key {key!r} is not used by mcp-actors and was ignored")
@@ -477,7 +441,7 @@ def server_entry(
     fields.pop("transport", None)
     fields["type"] = _infer_transport(entry)
     missing: list[str] = []
-    fields = _expand(fields, environ, missing)
+    fields = expand_variables(fields, environ, missing)
     for variable in dict.fromkeys(missing):
         problems.append(
             ConfigProblem(
