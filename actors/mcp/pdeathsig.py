@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         elif option == "--join":
             joins.append(value)
         else:
-            name, number = value.split(":", 1)
-            rlimits.append((getattr(resource, f"RLIMIT_{name}"), int(number)))
+            limit_name, limit_value = value.split(":", 1)
+            rlimits.append((getattr(resource, f"RLIMIT_{limit_name}"), int(limit_value)))
     if not args:
         sys.stderr.write("usage: pdeathsig.py [--ppid=N] [--join=FILE] [--rlimit=NAME:N] COMMAND [ARGS...]\n")
         return 2
@@ -65,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         for procs in joins:
             with open(procs, "w") as file:
                 file.write(str(os.getpid()))
-        for limit, number in rlimits:
-            resource.setrlimit(limit, (number, number))
+        for limit, amount in rlimits:
+            resource.setrlimit(limit, (amount, amount))
     except (OSError, ValueError) as exc:
         # Never run a server outside the limits it was given.
         sys.stderr.write(f"cannot apply the sandbox's limits: {exc}\n")

@@ -72,7 +72,7 @@ def _python_registry(environ: Mapping[str, str]) -> PackageRegistry | None:
     if not urls:
         # The package manager's own default index and the host its files come from.
         try:
-            from pip._internal.models.index import PyPI  # type: ignore[import-untyped]  # noqa: PLC0415
+            from pip._internal.models.index import PyPI  # noqa: PLC0415
         except ImportError:
             logger.warning("sandbox: no index configured and no pip to ask for its default one")
             return None

@@ -34,7 +34,7 @@ from tests.architecture.house import Import, ImportKind, actors_imports, cycles,
 
 # A module's layer is its subpackage of actors/ ...
 SUBPACKAGES = frozenset(
-    {"tools", "builtin", "mcp", "pins", "runtime", "agents", "gateway", "cluster", "cli", "demo", "testing"}
+    {"tools", "builtin", "sandbox", "mcp", "pins", "runtime", "agents", "gateway", "cluster", "cli", "demo", "testing"}
 )
 
 # ... or, for a module at the top of actors/, the layer named here.
@@ -49,7 +49,7 @@ TOP_LEVEL = {
 # nothing of the gateway or the cluster imported) is the narrow seam the cluster may use.
 GATEWAY_PROTOCOL = "gateway-protocol"
 
-_RUNTIME_AND_BELOW = frozenset({"base", "tools", "builtin", "mcp", "pins", "config", "runtime"})
+_RUNTIME_AND_BELOW = frozenset({"base", "tools", "builtin", "sandbox", "mcp", "pins", "config", "runtime"})
 _PRODUCT = _RUNTIME_AND_BELOW | {"demo", "cluster", "gateway", GATEWAY_PROTOCOL, "cli"}
 
 # What a module of each layer may import besides its own layer: the dependency direction.
@@ -57,11 +57,13 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "base": frozenset(),
     "tools": frozenset({"base"}),
     "builtin": frozenset({"base", "tools"}),
-    "mcp": frozenset({"base", "tools"}),
+    # A server's boundary (actors/sandbox): bubblewrap, the egress proxy, limits; no MCP.
+    "sandbox": frozenset({"base"}),
+    "mcp": frozenset({"base", "tools", "sandbox"}),
     # Tool definitions pinned on first sight (actors/pins): plain parts the runtime uses.
     "pins": frozenset({"base", "tools", "mcp"}),
-    "config": frozenset({"base", "tools", "mcp"}),
-    "runtime": frozenset({"base", "tools", "builtin", "mcp", "pins", "config"}),
+    "config": frozenset({"base", "tools", "sandbox", "mcp"}),
+    "runtime": frozenset({"base", "tools", "builtin", "sandbox", "mcp", "pins", "config"}),
     "demo": frozenset({"base", "tools", "mcp", "config"}),
     # The agent frameworks' adapters: over the runtime, beside the gateway, never under it.
     "agents": _RUNTIME_AND_BELOW,
