@@ -74,9 +74,10 @@ $(FASTMCP_TASKS_VENV): tests/servers/fastmcp-tasks.txt
 # The cluster tests run a real Redis (Debian's redis-server, which .ci/run installs when missing).
 .PHONY: redis-server
 # Real programs from Debian that the tests run: redis-server (tests/cluster), nginx (the deploy
-# files' load balancer) and chromium (the operator page's browser tests). Installed when missing
-# (.ci/need-debian: apt-get, as root or with sudo).
-SYSTEM_DEPS := redis-server nginx chromium
+# files' load balancer), chromium (the operator page's browser tests) and bubblewrap (the
+# servers' sandboxes, tests/sandbox). Installed when missing (.ci/need-debian: apt-get, as root
+# or with sudo).
+SYSTEM_DEPS := redis-server nginx chromium bwrap
 pytest: $(SYSTEM_DEPS)
 .PHONY: $(SYSTEM_DEPS)
 redis-server:
@@ -85,6 +86,8 @@ nginx:
 	@bash .ci/need-debian nginx nginx
 chromium:
 	@bash .ci/need-debian chromium chromium
+bwrap:
+	@bash .ci/need-debian bwrap bubblewrap
 
 # behave exits 0 on zero scenarios: insist that some ran and none failed or were skipped.
 behave: $(STAMP)
