@@ -29,10 +29,12 @@ import base64
 import contextlib
 import http.server
 import json
+import logging
 import shutil
 import subprocess
 import threading
 import time
+import urllib.parse
 import uuid
 from collections.abc import Iterator
 from functools import cache
@@ -337,7 +339,7 @@ class Page:
         self.server.server_close()
 
 
-def test_fetch_server_reaches_only_its_allowed_host(state: Path) -> None:
+def test_fetch_server_reaches_only_its_allowed_host(state: Path, caplog: pytest.LogCaptureFixture) -> None:
     with Page() as allowed, Page() as denied:
         entry = {
             "command": pypi_server("mcp-server-fetch"),
@@ -358,6 +360,13 @@ def test_fetch_server_reaches_only_its_allowed_host(state: Path) -> None:
             assert denied.token not in json.dumps(refused.model_dump())
             assert rt.status("fetch")[0].restarts == 0
         assert denied.requests == []
+    denials = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "actors.sandbox.egress" and "denied" in r.getMessage()
+    ]
+    assert any(f"sandbox fetch: egress to 127.0.0.1:{denied.port} denied" in d for d in denials), denials
+    assert not any(f":{allowed.port}" in d for d in denials), denials
 
 
 # --- npx -y, through the registry ------------------------------------------------------------
@@ -369,11 +378,22 @@ def everything_version() -> str:
     return version
 
 
-def test_npx_server_installs_through_the_registry(state: Path) -> None:
-    spec = f"@modelcontextprotocol/server-everything@{everything_version()}"
-    entry = {"command": "npx", "args": ["-y", spec], "sandbox": True, "connectTimeout": INSTALL_TIMEOUT}
+def npm_registry_host() -> str:
+    """The host npm installs from here, as npm's own configuration names it."""
+    done = subprocess.run(
+        ["npm", "config", "get", "registry"], capture_output=True, text=True, timeout=WAIT, check=True
+    )
+    host = urllib.parse.urlsplit(done.stdout.strip()).hostname
+    assert host, done
+    return host
+
+
+def test_npx_server_installs_through_the_registry(state: Path, caplog: pytest.LogCaptureFixture) -> None:
     if shutil.which("npx") is None:
         pytest.fail("npx is not installed (Debian's npm: make test installs it)", pytrace=False)
+    caplog.set_level(logging.INFO, logger="actors.sandbox.boundary")
+    spec = f"@modelcontextprotocol/server-everything@{everything_version()}"
+    entry = {"command": "npx", "args": ["-y", spec], "sandbox": True, "connectTimeout": INSTALL_TIMEOUT}
     with Page() as other, running(everything=entry, other=entry) as rt:
         # A fresh data folder: its npm cache is empty, npm must download through the proxy.
         started = time.monotonic()
@@ -387,7 +407,9 @@ def test_npx_server_installs_through_the_registry(state: Path) -> None:
 
         # The second server: the same package, from a copy of the first one's npm cache (one
         # download per test); its code fetches a host that is not its registry.
-        shutil.copytree(data_of(state, "everything") / ".npm", data_of(state, "other") / ".npm")
+        shutil.copytree(
+            data_of(state, "everything") / ".npm", data_of(state, "other") / ".npm", symlinks=True
+        )
         gzip = "other/gzip-file-as-resource"
         text = b"compressed in the sandbox\n"
         data_url = "data:text/plain;base64," + base64.b64encode(text).decode()
@@ -402,3 +424,7 @@ def test_npx_server_installs_through_the_registry(state: Path) -> None:
         assert other.requests == []
         for namespace in ("everything", "other"):
             assert rt.status(namespace)[0].restarts == 0
+    # The one host opened for them: the registry npm names (no other network in the sandbox).
+    registry = npm_registry_host()
+    opened = [r.getMessage() for r in caplog.records if "its package registry" in r.getMessage()]
+    assert opened and all(f"its package registry {registry}:" in line for line in opened), opened
