@@ -30,7 +30,7 @@ from actors.sandbox.registries import package_registry
 from actors.sandbox.support import sandbox_support
 
 if TYPE_CHECKING:
-    from actors.sandbox.egress import EgressProxy, EgressRoute
+    from actors.sandbox.egress import EgressProxy, EgressRoute, StartLoop
 
 __all__ = ["BRIDGE_PORT", "Boundary", "SharedProxy", "build_boundary", "data_folder", "describe", "summary"]
 
@@ -59,9 +59,11 @@ def data_folder(state: Path, namespace: str) -> Path:
 
 class SharedProxy:
     """The egress proxy of this process: started with its first route, stopped after its last
-    (so that no thread outlives the sandboxes that need it). Thread-safe."""
+    (so that no thread outlives the sandboxes that need it), on a thread ``start_loop`` starts.
+    Thread-safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, start_loop: StartLoop) -> None:
+        self._start_loop = start_loop
         self._lock = threading.Lock()
         self._proxy: EgressProxy | None = None
         self._routes = 0
@@ -71,7 +73,7 @@ class SharedProxy:
             if self._proxy is None:
                 from actors.sandbox.egress import EgressProxy  # noqa: PLC0415 - only where a server needs it
 
-                proxy = EgressProxy()
+                proxy = EgressProxy(self._start_loop)
                 proxy.start()
                 self._proxy = proxy
             try:
@@ -96,9 +98,6 @@ class SharedProxy:
             proxy.close()
 
 
-PROXY = SharedProxy()
-
-
 @dataclass
 class Boundary:
     """One sandboxed start: what runs it, and what to take down after it."""
@@ -110,6 +109,7 @@ class Boundary:
     """``--join=...`` and ``--rlimit=...`` for `actors.mcp.pdeathsig`."""
     limits: AppliedLimits
     data: Path
+    proxy: SharedProxy | None = None
     route: EgressRoute | None = None
     _socket_dir: str | None = None
     _closed: bool = field(default=False, repr=False)
@@ -121,9 +121,9 @@ class Boundary:
         self._closed = True
         if self.limits.group is not None:
             self.limits.group.remove()
-        if self.route is not None:
+        if self.route is not None and self.proxy is not None:
             denied = len(self.route.denials)
-            PROXY.close_route(self.route)
+            self.proxy.close_route(self.route)
             if denied:
                 logger.info("sandbox %s: %d egress connections denied this run", self.namespace, denied)
         if self._socket_dir is not None:
@@ -170,6 +170,7 @@ def build_boundary(
     cwd: str | None,
     *,
     state: Path,
+    proxy: SharedProxy | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Boundary:
     """Build the sandbox of one start of ``namespace``'s server (``executable``: the resolved
@@ -222,13 +223,15 @@ def build_boundary(
     reads = [r for r in dict.fromkeys(reads) if r not in writes]
     masked_dirs, masked_files = secret_paths(reads, home, state_path, environ)
     limits = _limiter.build(namespace, profile.limits)
-    boundary = Boundary(namespace, [], [], limits, data)
+    boundary = Boundary(namespace, [], [], limits, data, proxy)
     try:
         socket_path: str | None = None
         if allow is not None:
+            if proxy is None:
+                raise ValueError(f"sandbox of {namespace!r}: its network list needs the egress proxy")
             boundary._socket_dir = tempfile.mkdtemp(prefix="mcpa-egress-")
             socket_path = os.path.join(boundary._socket_dir, "egress.sock")
-            boundary.route = PROXY.open_route(namespace, allow, Path(socket_path))
+            boundary.route = proxy.open_route(namespace, allow, Path(socket_path))
         layout = Layout(
             command=tuple(command),
             system=system_entries(),

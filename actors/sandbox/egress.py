@@ -1,7 +1,7 @@
 """`EgressProxy`: the HTTP proxy through which sandboxed servers reach the hosts they may.
 
-The proxy runs on a thread of its own (an `EventLoop` named ``mcp-actors-egress``, never the
-runtime's shared loop). Each sandboxed server gets an `EgressRoute`: a Unix socket that only
+The proxy runs on a thread of its own (a `LoopThread` named ``mcp-actors-egress``: the caller's
+`actors.mcp.loop.EventLoop.start`, never the runtime's shared loop). Each sandboxed server gets an `EgressRoute`: a Unix socket that only
 its sandbox can reach, so whatever arrives there is that server's traffic, checked against its
 `AllowList`::
 
@@ -29,16 +29,16 @@ import socket
 import stat
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
 from anyio.streams.buffered import BufferedByteStream
 
-from actors.mcp.loop import EventLoop
 from actors.sandbox.egress_http import (
     HEAD_LIMIT,
     STREAM_ERRORS,
@@ -61,7 +61,31 @@ __all__ = [
     "Denial",
     "EgressProxy",
     "EgressRoute",
+    "LoopThread",
+    "StartLoop",
 ]
+
+
+_T = TypeVar("_T")
+
+
+class LoopThread(Protocol):
+    """A thread running an event loop (`actors.mcp.loop.EventLoop` is one), given to the proxy
+    by the layer that owns the loops, so that this layer imports none of them."""
+
+    @property
+    def running(self) -> bool: ...
+
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any, name: str | None = None) -> None: ...
+
+    def run(self, fn: Callable[..., Awaitable[_T]], *args: Any, timeout: float = ...) -> _T: ...
+
+    def stop(self, timeout: float = ...) -> None: ...
+
+
+StartLoop = Callable[[str], LoopThread]
+"""Starts a `LoopThread` of the given name."""
+
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +158,7 @@ class EgressRoute:
 
     def __init__(
         self,
-        loop: EventLoop,
+        loop: LoopThread,
         namespace: str,
         allow: AllowList,
         socket_path: Path,
@@ -317,12 +341,13 @@ class EgressProxy:
     a lock; what happens on the connections is owned by the loop thread.
     """
 
-    def __init__(self, *, environ: Mapping[str, str] | None = None) -> None:
-        """A stopped proxy; ``environ`` (default: this process's environment, read now) names
-        the upstream proxy, if any."""
+    def __init__(self, start_loop: StartLoop, *, environ: Mapping[str, str] | None = None) -> None:
+        """A stopped proxy whose thread ``start_loop`` starts; ``environ`` (default: this
+        process's environment, read now) names the upstream proxy, if any."""
+        self._start_loop = start_loop
         self._upstreams = Upstreams.from_environ(os.environ if environ is None else environ)
         self._lock = threading.Lock()
-        self._loop: EventLoop | None = None
+        self._loop: LoopThread | None = None
         self._routes: set[EgressRoute] = set()
         self._closed = False
 
@@ -332,7 +357,7 @@ class EgressProxy:
             if self._closed:
                 raise RuntimeError("the egress proxy is closed")
             if self._loop is None:
-                self._loop = EventLoop.start(THREAD_NAME)
+                self._loop = self._start_loop(THREAD_NAME)
             loop = self._loop
         loop.run(anyio.lowlevel.checkpoint, timeout=timeout)
 

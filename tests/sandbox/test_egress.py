@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from actors.mcp.loop import EventLoop
 from actors.sandbox import egress
 from actors.sandbox.bridge import Relay
 from actors.sandbox.egress import EgressProxy, EgressRoute
@@ -230,7 +231,7 @@ def folder() -> Iterator[Path]:
 
 @pytest.fixture
 def proxy() -> Iterator[EgressProxy]:
-    proxy = EgressProxy(environ={})
+    proxy = EgressProxy(EventLoop.start, environ={})
     proxy.start()
     try:
         yield proxy
@@ -481,7 +482,7 @@ def test_closing_a_route_ends_its_connections_and_removes_its_socket(
 
 
 def test_closing_the_proxy_ends_everything_and_leaves_no_thread(folder: Path, echo: EchoServer) -> None:
-    proxy = EgressProxy(environ={})
+    proxy = EgressProxy(EventLoop.start, environ={})
     proxy.start()
     route = open_route(proxy, folder, f"127.0.0.1:{echo.port}")
     sock, status, _ = tunnel(route.socket_path, f"127.0.0.1:{echo.port}")
@@ -522,7 +523,7 @@ def test_a_socket_path_in_use_is_refused_and_a_stale_one_replaced(proxy: EgressP
 @contextmanager
 def upstream_proxy(folder: Path, *entries: str) -> Iterator[tuple[EgressRoute, int]]:
     """A second egress proxy reachable on a loopback TCP port, as a host's proxy would be."""
-    with EgressProxy(environ={}) as second:
+    with EgressProxy(EventLoop.start, environ={}) as second:
         route = second.open_route("upstream", AllowList.parse(entries), folder / "upstream.sock")
         with tcp_front(route) as port:
             yield route, port
@@ -534,7 +535,7 @@ def test_allowed_traffic_is_chained_through_the_hosts_upstream_proxy(
     targets = (f"127.0.0.1:{echo.port}", f"127.0.0.1:{origin.port}")
     with upstream_proxy(folder, *targets) as (upstream, port):
         environ = {"https_proxy": f"http://127.0.0.1:{port}", "HTTP_PROXY": f"127.0.0.1:{port}"}
-        with EgressProxy(environ=environ) as proxy:
+        with EgressProxy(EventLoop.start, environ=environ) as proxy:
             route = open_route(proxy, folder, *targets)
             sock, status, _ = tunnel(route.socket_path, f"127.0.0.1:{echo.port}")
             with sock:
@@ -555,7 +556,7 @@ def test_allowed_traffic_is_chained_through_the_hosts_upstream_proxy(
 
 def test_the_upstream_proxys_refusal_is_a_502_naming_it(folder: Path, echo: EchoServer) -> None:
     with upstream_proxy(folder, "example.com") as (upstream, port):
-        with EgressProxy(environ={"HTTPS_PROXY": f"http://u:p@127.0.0.1:{port}"}) as proxy:
+        with EgressProxy(EventLoop.start, environ={"HTTPS_PROXY": f"http://u:p@127.0.0.1:{port}"}) as proxy:
             route = open_route(proxy, folder, f"127.0.0.1:{echo.port}")
             sock, status, body = tunnel(route.socket_path, f"127.0.0.1:{echo.port}")
             sock.close()
@@ -570,7 +571,7 @@ def test_the_upstream_proxys_refusal_is_a_502_naming_it(folder: Path, echo: Echo
 def test_no_proxy_targets_are_reached_directly(folder: Path, echo: EchoServer) -> None:
     with upstream_proxy(folder, f"127.0.0.1:{echo.port}") as (upstream, port):
         environ = {"HTTPS_PROXY": f"http://127.0.0.1:{port}", "NO_PROXY": "localhost,127.0.0.0/8"}
-        with EgressProxy(environ=environ) as proxy:
+        with EgressProxy(EventLoop.start, environ=environ) as proxy:
             route = open_route(proxy, folder, f"127.0.0.1:{echo.port}")
             sock, status, _ = tunnel(route.socket_path, f"127.0.0.1:{echo.port}")
             with sock:

@@ -30,6 +30,7 @@ import httpx2
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
+from actors.mcp.loop import EventLoop
 from actors.mcp.redaction import Redactor
 from actors.mcp.sdk_options import HTTPEndpoint, SDKOptions, StdioCommand
 from actors.mcp.sdk_transport.observed import ObservedAuth, ObservedTransport
@@ -39,13 +40,17 @@ from actors.mcp.stdio_process import StdioProcess, command_line, resolve_command
 from actors.mcp.stdio_stream import stdio_stream
 from actors.mcp.tls import default_ssl_context
 from actors.mcp.transport import StartRefused
-from actors.sandbox.boundary import build_boundary
+from actors.sandbox.boundary import SharedProxy, build_boundary
 from actors.sandbox.profile import SandboxProfile
 from actors.sandbox.support import SandboxUnavailable
 
 __all__ = ["Prepared", "open_channel", "prepare"]
 
 logger = logging.getLogger(__name__)
+
+# The egress proxy of the sandboxed servers with a network list: one per process, on a loop
+# thread of its own (never the servers' shared loop), running while any route is open.
+_EGRESS = SharedProxy(EventLoop.start)
 
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 
@@ -130,7 +135,15 @@ async def _sandboxed(
     taken down there after the process (``stack`` unwinds the process first)."""
     namespace = options.server_name or label
     build = partial(
-        build_boundary, namespace, profile, resolved, target.args, target.env, target.cwd, state=state_dir()
+        build_boundary,
+        namespace,
+        profile,
+        resolved,
+        target.args,
+        target.env,
+        target.cwd,
+        state=state_dir(),
+        proxy=_EGRESS,
     )
     # Shielded: a caller cancelled meanwhile must not lose a boundary it would never take down.
     with anyio.CancelScope(shield=True):
