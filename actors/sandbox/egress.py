@@ -1,9 +1,9 @@
 """`EgressProxy`: the HTTP proxy through which sandboxed servers reach the hosts they may.
 
 The proxy runs on a thread of its own (a `LoopThread` named ``mcp-actors-egress``: the caller's
-`actors.mcp.loop.EventLoop.start`, never the runtime's shared loop). Each sandboxed server gets an `EgressRoute`: a Unix socket that only
-its sandbox can reach, so whatever arrives there is that server's traffic, checked against its
-`AllowList`::
+`actors.mcp.loop.EventLoop.start`, never the runtime's shared loop). Each sandboxed server gets
+an `EgressRoute`: a Unix socket that only its sandbox can reach, so whatever arrives there is
+that server's traffic, checked against its `AllowList`::
 
     server ──TCP 127.0.0.1:3128──▶ bridge (inside) ──Unix socket──▶ route ──▶ allowed host
 
