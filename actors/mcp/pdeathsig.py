@@ -71,6 +71,11 @@ def main(argv: list[str] | None = None) -> int:
         # Never run a server outside the limits it was given.
         sys.stderr.write(f"cannot apply the sandbox's limits: {exc}\n")
         return _EXIT_CANNOT_RUN
+    # Python starts with these ignored, and an exec keeps what is ignored: give the server the
+    # defaults any other parent would (as subprocess's restore_signals does for our own start).
+    for name in ("SIGPIPE", "SIGXFSZ"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
     try:
         os.execvp(args[0], args)
     except FileNotFoundError:
