@@ -23,6 +23,7 @@ from benchmarks import (
     peers,
     profiling,
     report,
+    sandbox,
     startup,
     suite,
     telemetry_overhead,
@@ -35,6 +36,7 @@ ORDER = [
     "isolation",
     "fan_out",
     "cold_start",
+    "sandbox",
     "big_messages",
     "scale",
     "peers",
@@ -141,6 +143,11 @@ def main(argv: list[str] | None = None) -> int:
         "isolation": suite.isolation,
         "fan_out": suite.fan_out,
         "cold_start": suite.cold_start,
+        "sandbox": lambda s: (
+            sandbox.sandbox_overhead(cold_reps=2, calls=50, rounds=2)
+            if s is suite.QUICK
+            else sandbox.sandbox_overhead()
+        ),
         "big_messages": big_messages.big_messages,
         "scale": _scale,
         "peers": lambda s: peers.run_peers(

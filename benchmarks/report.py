@@ -190,6 +190,7 @@ def target_rows(results: dict[str, Any]) -> list[Row]:
             )
         )
 
+    rows += _sandbox_rows(b.get("sandbox"))
     big = b.get("big_messages")
     if big and "error" not in big:
         ours, sdk = big["ours"], big["sdk"]
@@ -283,6 +284,40 @@ def target_rows(results: dict[str, Any]) -> list[Row]:
     rows += _gateway_rows(b.get("gateway_calls"))
     rows += _telemetry_rows(b.get("telemetry"))
     return rows
+
+
+def _sandbox_rows(box: Any) -> list[Row]:
+    """A sandboxed server beside the same server unsandboxed (benchmarks/sandbox.py)."""
+    if not _usable(box):
+        return []
+    cold, call = box["cold"], box["per_call"]
+    return [
+        Row(
+            id="sandbox.cold_start",
+            benchmark="Sandboxed server (default profile): cold start",
+            measure="first call (ms)",
+            median=_f(cold["sandboxed"]["median"], 1),
+            p95=_f(cold["sandboxed"]["p95"], 1),
+            reference=f"{_f(cold['plain']['median'], 1)} (the same server unsandboxed)",
+            ratio=f"Δ {box['cold_delta_ms']:+.1f} ms",
+            target="reported",
+            met=None,
+            value=box["cold_delta_ms"],
+        ),
+        Row(
+            id="sandbox.per_call",
+            benchmark="Sandboxed server (default profile): per call",
+            measure="per call (µs)",
+            median=_f(call["sandboxed"]["median"], 0),
+            p95=_f(call["sandboxed"]["p95"], 0),
+            reference=f"{_f(call['plain']['median'], 0)} (the same server unsandboxed)",
+            ratio=_f(box["per_call_ratio"], 3),
+            target="ratio ≤ 1.05",
+            met=box["per_call_ratio"] <= 1.05,
+            value=box["per_call_ratio"],
+            threshold=1.05,
+        ),
+    ]
 
 
 def _startup_rows(start: Any) -> list[Row]:
