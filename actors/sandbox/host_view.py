@@ -63,10 +63,17 @@ def unsafe_to_share(path: str, protected: Iterable[str]) -> bool:
     return path == "/" or any(is_within(folder, path) for folder in protected)
 
 
-def _install_root(executable: str) -> str:
-    """The folder a program is installed in: ``prefix`` for ``prefix/bin/prog``, else its folder."""
+def _install_roots(executable: str) -> list[str]:
+    """The folders a program is installed in: ``prefix`` for ``prefix/bin/prog``, else its
+    folder; for ``~/.local/bin/prog`` only ``~/.local/bin`` and ``~/.local/lib`` (``~/.local``
+    also holds the state folder and other programs' data)."""
     folder = os.path.dirname(executable)
-    return os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
+    if os.path.basename(folder) != "bin":
+        return [folder]
+    prefix = os.path.dirname(folder)
+    if prefix == os.path.join(os.path.expanduser("~"), ".local"):
+        return [folder, os.path.join(prefix, "lib")]
+    return [prefix]
 
 
 def _interpreter(script: str, search_path: str) -> str | None:
@@ -92,14 +99,14 @@ def _program_roots(executable: str, search_path: str, depth: int = 0) -> list[st
     to, its ``#!`` interpreter's, and a venv's base Python."""
     roots: list[str] = []
     for path in dict.fromkeys((os.path.abspath(executable), os.path.realpath(executable))):
-        root = _install_root(path)
-        roots.append(root)
-        cfg = Path(root, "pyvenv.cfg")
-        if cfg.is_file():
-            for line in cfg.read_text(errors="replace").splitlines():
-                key, _, value = line.partition("=")
-                if key.strip() == "home" and value.strip():
-                    roots.append(_install_root(os.path.join(value.strip(), "python")))
+        for root in _install_roots(path):
+            roots.append(root)
+            cfg = Path(root, "pyvenv.cfg")
+            if cfg.is_file():
+                for line in cfg.read_text(errors="replace").splitlines():
+                    key, _, value = line.partition("=")
+                    if key.strip() == "home" and value.strip():
+                        roots += _install_roots(os.path.join(value.strip(), "python"))
     interpreter = _interpreter(executable, search_path)
     if interpreter is not None and depth < 2:
         roots += _program_roots(interpreter, search_path, depth + 1)

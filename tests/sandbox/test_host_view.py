@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from actors.sandbox.host_view import command_paths, secret_paths, system_entries, unsafe_to_share
 
 
@@ -58,3 +60,14 @@ def test_the_system_keeps_its_symlinks(tmp_path: Path) -> None:
     (tmp_path / "bin").symlink_to("usr/bin")
     entries = {entry.path: entry.symlink_to for entry in system_entries(str(tmp_path))}
     assert entries == {"/usr": None, "/bin": "usr/bin", "/etc": None}
+
+
+def test_a_user_install_shows_its_bin_and_lib_not_all_of_local(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    program = tmp_path / ".local" / "bin" / "uvx"
+    program.parent.mkdir(parents=True)
+    program.write_bytes(b"\x7fELF")
+    shown = command_paths(str(program), [], "/", os.defpath, ())
+    assert shown == (str(tmp_path / ".local" / "bin"), str(tmp_path / ".local" / "lib"))
