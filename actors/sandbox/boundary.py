@@ -219,7 +219,11 @@ def build_boundary(
     inside_env |= {"HOME": str(data), "TMPDIR": "/tmp"} | registry_env | dict(env or {})
     if allow is not None:
         proxy_url = f"http://127.0.0.1:{BRIDGE_PORT}"
+        # Everything through the proxy, loopback included: inside, loopback is the sandbox's own,
+        # and a host's loopback service is reached only as an entry of the list. Node 24+ reads
+        # the proxy variables in its own fetch only when asked to.
         inside_env |= dict.fromkeys(_PROXY_NAMES, proxy_url) | {"NO_PROXY": "", "no_proxy": ""}
+        inside_env.setdefault("NODE_USE_ENV_PROXY", "1")
     reads = [r for r in dict.fromkeys(reads) if r not in writes]
     masked_dirs, masked_files = secret_paths(reads, home, state_path, environ)
     limits = _limiter.build(namespace, profile.limits)
