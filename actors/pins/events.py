@@ -93,9 +93,8 @@ def log_event(event: PinEvent) -> None:
     }
     if event.action is PinAction.HELD:
         logger.warning(
-            "%s: the %s changed (%s) since it was pinned: hidden and refused until approved "
+            "the %s changed (%s) since it was pinned: hidden and refused until approved "
             "(mcp-actors approve %s %s)",
-            drift.namespace,
             drift.what,
             changed,
             drift.namespace,
@@ -104,11 +103,10 @@ def log_event(event: PinEvent) -> None:
         )
     elif event.action is PinAction.REPINNED:
         logger.warning(
-            "%s: the %s changed (%s) since it was pinned: offered and pinned anew (pin: warn)",
-            drift.namespace,
+            "the %s changed (%s) since it was pinned: offered and pinned anew (pin: warn)",
             drift.what,
             changed,
             extra=extra,
         )
     else:
-        logger.info("%s: the %s was approved (%s)", drift.namespace, drift.what, changed, extra=extra)
+        logger.info("the %s was approved (%s changed)", drift.what, changed, extra=extra)

@@ -6,7 +6,7 @@ import concurrent.futures
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -18,6 +18,7 @@ from actors.mcp.adapter import TransportSource
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
 from actors.mcp.loop import EventLoop
+from actors.pins import Drift, PinBook, PinStore
 from actors.runtime.builtin_actor import BuiltinActor
 from actors.runtime.clock import Clock
 from actors.runtime.dispatch import REQUEST_TIMEOUT, Dispatch, start_limit
@@ -43,6 +44,7 @@ from actors.runtime.messages import (
     SubscribeResource,
     UnregisterServer,
 )
+from actors.runtime.pinning import pin_book, wire_pins
 from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, ServerRefs
 from actors.runtime.requests_of import completion, prompt_request, tool_call
 from actors.runtime.schema_cache import CachedLists, SchemaCache
@@ -77,9 +79,11 @@ class Runtime:
         tools: ToolRegistry,
         host: HostCalls,
         cache: SchemaCache | None = None,
+        pins: PinBook | None = None,
     ) -> None:
         self.config = config
         self._cache = cache
+        self.pins = pins if pins is not None else PinBook()  # what servers hold since they changed
         self._host = host
         self._loop = loop
         self._timers = timers
@@ -108,6 +112,7 @@ class Runtime:
         on_lists_changed: Callable[[str, str], None] | None = None,
         login: LoginHandlers | None = None,
         clock: Clock | None = None,
+        pins: PinStore | None = None,
     ) -> Runtime:
         """Start the actors for ``config`` (a `RuntimeConfig`, a dict in ``mcpServers`` form,
         or a JSON file path). No server process starts until its first call.
@@ -132,9 +137,12 @@ class Runtime:
         ``clock`` (`Clock`, the system's by default): what idle stops, health checks, restart
         backoff, the restart window and call deadlines read the time from; tests pass a
         `ManualClock` and advance it instead of waiting.
+        ``pins`` (`actors.pins.PinStore`): where definitions pinned on first sight are kept (by
+        default the state folder's with a ``schema_cache``, else memory: `actors.runtime.pinning`).
         """
         resolved = RuntimeConfig() if config is None else load_config(config)
         cache = schema_cache if isinstance(schema_cache, SchemaCache | None) else SchemaCache(schema_cache)
+        book = pin_book(pins, cache)
         host = HostCalls()
         try:
             # Before the loop starts: importing the SDK holds the GIL, which a running loop
@@ -167,7 +175,9 @@ class Runtime:
                 cache=cache,
                 on_change=on_lists_changed,
                 clock=timers.clock,
+                pins=book,
             )
+            wire_pins(book, host, timers, registry)
         except BaseException:
             timers.stop()
             loop.stop()
@@ -183,6 +193,7 @@ class Runtime:
             tools=tools,
             host=host,
             cache=cache,
+            pins=book,
         )
         for server in resolved.servers.values():
             transport = (transports or {}).get(server.name)
@@ -370,7 +381,16 @@ class Runtime:
 
     def _known(self, config: ServerConfig) -> CachedLists | None:
         # Read here, on the caller's thread: the registry actor does no file I/O.
+        self.pins.load(config)
         return self._cache.load(config) if self._cache is not None else None
+
+    def approve(self, namespace: str, names: Iterable[str] = ()) -> list[Drift]:
+        """Pin and offer again what ``namespace`` holds since it changed (named ``names``, all if
+        none; `actors.pins`). What was approved (`actors.pins.Drift`: old and new definitions)."""
+        config = self.dispatch.config(namespace)
+        if config is None:
+            raise ToolError(namespace, ErrorType.NOT_FOUND, "no such server")
+        return self.pins.approve(config, names)
 
     def unregister_server(self, namespace: str, timeout: float = REQUEST_TIMEOUT) -> bool:
         """Stop a server and forget it and its tools."""
@@ -420,6 +440,7 @@ class Runtime:
                 ref.stop(block=True, timeout=5.0)
         self._timers.stop()
         self._loop.stop()
+        self.pins.flush()  # what the host threads had not written yet
         self._host.stop()
         live.discard(self)
 

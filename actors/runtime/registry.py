@@ -16,6 +16,7 @@ from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
 from actors.mcp.freshness import ListKind, Received
 from actors.mcp.loop import EventLoop
+from actors.pins.book import PinBook
 from actors.runtime.answering import AnsweringActor
 from actors.runtime.clock import Clock
 from actors.runtime.host import HostCalls
@@ -47,6 +48,7 @@ from actors.runtime.messages import (
     Unsupervise,
     refuse,
 )
+from actors.runtime.pinning import PinsChanged, Shown
 from actors.runtime.reply import gather, gather_within, settle, settle_exception, tell
 from actors.runtime.schema_cache import CachedLists, SchemaCache
 from actors.runtime.server import ServerActor
@@ -164,11 +166,12 @@ class RegistryActor(AnsweringActor):
         cache: SchemaCache | None = None,
         on_change: Callable[[str, str], None] | None = None,
         clock: Clock | None = None,
+        pins: PinBook | None = None,
     ) -> None:
         super().__init__()
         self.clock: Clock = clock or timers.clock
         """What its server actors read the time from (idle, deadlines): the timers' clock unless given."""
-        self.cache = cache
+        self.cache, self.pins = cache, pins  # the pins: what a server holds is never listed
         self.on_change = on_change
         self.transports = transports
         self.host = host
@@ -214,6 +217,8 @@ class RegistryActor(AnsweringActor):
             ):
                 self.ages.count(ns, _CATALOG_KINDS, told)
                 self._catalog_updated(ns, catalog, self.ages.learnt(ns, received, _CATALOG_KINDS))
+            case PinsChanged(namespace=ns, kind=kind):
+                self._changed(ns, kind)
             case ListsChanged(namespace=ns, kinds=kinds):
                 self.ages.changed(ns, kinds)
             case _ListReady(request=request, bound=bound):
@@ -281,6 +286,7 @@ class RegistryActor(AnsweringActor):
                 host=self.host,
                 known=entry.known,
                 clock=self.clock,
+                pins=self.pins,
             )
             self.supervisor.tell(Supervise(ns, entry.server, entry.config))
         return entry.server
@@ -387,15 +393,16 @@ class RegistryActor(AnsweringActor):
         answered = [name for name in self.entries if ns is None or name == ns]
         # Before the reply: whoever holds the reply finds the freshness settled.
         settle(request.freshness, self.ages.remaining(answered, _KIND[type(request)], self.clock.monotonic()))
+        shown = Shown(self.pins, {name: self.entries[name].config for name in answered})
         match request:
             case ListTools(reply=reply):
-                settle(reply, self.tools.list(namespace=ns))
+                settle(reply, shown.tools(self.tools.list(namespace=ns)))
             case ListResources(reply=reply):
                 settle(reply, [r for c in catalogs for r in c.resources])
             case ListResourceTemplates(reply=reply):
-                settle(reply, [t for c in catalogs for t in c.templates])
+                settle(reply, shown.templates(t for c in catalogs for t in c.templates))
             case ListPrompts(reply=reply):
-                settle(reply, sorted((p for c in catalogs for p in c.prompts), key=lambda p: p.name))
+                settle(reply, shown.prompts(p for c in catalogs for p in c.prompts))
 
     # ---- status -------------------------------------------------------------------------
 

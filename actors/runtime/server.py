@@ -19,9 +19,9 @@ import pykka
 
 from actors.mcp.adapter import MCPToolAdapter
 from actors.mcp.config import ServerConfig
+from actors.pins.book import PinBook
 from actors.runtime import lifecycle as lc
 from actors.runtime import news
-from actors.runtime.admission import refusal
 from actors.runtime.answering import AnsweringActor
 from actors.runtime.calls import Calls
 from actors.runtime.clock import Clock, SystemClock
@@ -100,6 +100,7 @@ class ServerActor(AnsweringActor):
         host: HostCalls | None = None,
         known: CachedLists | None = None,
         clock: Clock | None = None,
+        pins: PinBook | None = None,
     ) -> None:
         super().__init__()
         self.config, self.adapter, self.timers, self.host = config, adapter, timers, host
@@ -107,7 +108,7 @@ class ServerActor(AnsweringActor):
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.stage = lc.Stage.IDLE
         self.record = Record(config.name, self.clock)
-        self.session = Session(config, adapter, self.actor_ref, self.clock, host, registry, known)
+        self.session = Session(config, adapter, self.actor_ref, self.clock, host, registry, known, pins)
         self.calls = Calls(config.name, adapter, host, self.clock, lambda: self.session.tools)
         self.waiting = WaitingCalls(config.name, timers)
         self.subscriptions = Subscriptions()
@@ -343,7 +344,7 @@ class ServerActor(AnsweringActor):
 
     def _refusal(self, call: ServerRequest) -> Refusal | None:
         running = self.stage == lc.Stage.RUNNING  # then the adapter checks the schema, off this thread
-        return refusal(call, self.config, self.session.tools, self.session.catalog, schema=not running)
+        return self.session.refusal(call, schema=not running)
 
     def _timeout(self, call: ServerRequest) -> float:
         return call.timeout if call.timeout is not None else self.config.call_timeout

@@ -5,7 +5,8 @@ opens and closes them through the adapter, keeps what the start and relists foun
 info, tools, catalog) and tells the registry (with when each list came and its caching hint,
 on the runtime's clock), and runs the health probe and the two coalesced relists: after a
 ``list_changed``, and when the registry finds a list stale (`Freshen`). Every answer comes back
-to the actor as a message (`news`): nothing here waits.
+to the actor as a message (`news`): nothing here waits. Each list learnt is judged against the
+server's pins first (`actors.pins.PinBook.judge`: no I/O); calls of what it holds are refused.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
 from actors.mcp.freshness import Freshnesses, ListFreshness, ListKind, Received
 from actors.mcp.transport import RemoteTool, ServerInfo
+from actors.pins.book import PinBook
+from actors.pins.definitions import prompt_definitions, template_definitions, tool_definitions
 from actors.runtime import news
+from actors.runtime.admission import refusal
 from actors.runtime.clock import Clock
 from actors.runtime.health import HealthProbe, Verdict
 from actors.runtime.host import HostCalls
@@ -32,6 +36,7 @@ from actors.runtime.messages import (
     Closed,
     Freshen,
     ListsChanged,
+    ServerRequest,
     Started,
     ToolsRelisted,
     ToolsUpdated,
@@ -42,6 +47,7 @@ from actors.runtime.reply import pipe, settle, tell
 from actors.runtime.schema_cache import CachedLists
 from actors.runtime.telemetry import instruments
 from actors.tools import ToolSpec
+from actors.tools.check import Refusal
 from actors.tools.schema import compile_input_check
 
 __all__ = ["Session"]
@@ -65,9 +71,10 @@ class Session:
         host: HostCalls | None = None,
         registry: pykka.ActorRef[Any] | None = None,
         known: CachedLists | None = None,
+        pins: PinBook | None = None,
     ) -> None:
         self.namespace, self.adapter, self.ref, self.clock = config.name, adapter, ref, clock
-        self.host, self.registry = host, registry
+        self.config, self.host, self.registry, self.pins = config, host, registry, pins
         self.connection = 0
         self.start_future: concurrent.futures.Future[Any] | None = None
         self.started_at = 0.0
@@ -91,6 +98,12 @@ class Session:
 
     def tool_list(self) -> list[ToolSpec]:
         return list(self.tools.values()) if self.tools is not None else []
+
+    def refusal(self, call: ServerRequest, *, schema: bool) -> Refusal | None:
+        """Why ``call`` must be refused before it is sent (`actors.runtime.admission.refusal`):
+        a definition held until approved first, then what the server is known to offer."""
+        hidden = self.pins.hidden(self.config) if self.pins is not None else frozenset()
+        return refusal(call, self.config, self.tools, self.catalog, schema=schema, hidden=hidden)
 
     # ---- opening and closing ----------------------------------------------------------
 
@@ -224,6 +237,8 @@ class Session:
     def _learn_tools(self, tools: tuple[RemoteTool, ...], freshness: ListFreshness | None) -> None:
         specs = self.adapter.tool_specs_for(self.namespace, tools)
         self.tools = {s.tool_name: s for s in specs}
+        if self.pins is not None:  # the tools it offers (a filter, a bad name leave some out)
+            self.pins.judge(self.config, "tools", tool_definitions(t for t in tools if t.name in self.tools))
         if self.registry is not None:
             received = Received(self.clock.monotonic(), freshness, notified=self._notifies("tools"))
             self.told["tools"] += 1
@@ -236,6 +251,9 @@ class Session:
 
     def _learn_catalog(self, catalog: Catalog, hints: Freshnesses) -> None:
         self.catalog = catalog
+        if self.pins is not None:
+            self.pins.judge(self.config, "prompts", prompt_definitions(catalog.prompts))
+            self.pins.judge(self.config, "templates", template_definitions(catalog.templates))
         if self.registry is not None:
             now = self.clock.monotonic()
             received = {

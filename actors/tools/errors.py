@@ -61,6 +61,10 @@ class RefusalReason(StrEnum):
     """The tool can only run as a task, which mcp-actors does not support."""
     SCHEMA = "schema"
     """The arguments break the tool's input schema, or the schema cannot be applied."""
+    NOT_APPROVED = "not_approved"
+    """The tool's (or prompt's) definition changed since it was pinned, and waits for an approval
+    (``mcp-actors approve``, `actors.pins`): hidden and refused meanwhile (``not_found``, as a
+    tool not offered)."""
 
 
 _LABELS = {
