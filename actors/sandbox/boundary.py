@@ -198,7 +198,8 @@ def build_boundary(
     if cwd:
         reads.append(inside_cwd)
     reads += _declared(namespace, profile.read, launch_cwd, "readable path", os.path.exists)
-    allow, registry_env = _network(namespace, profile, executable, args, environ)
+    # The entry's env is what the runner inside sees: its registry variables count.
+    allow, registry_env = _network(namespace, profile, executable, args, {**environ, **(env or {})})
     command = [executable, *args]
     if allow is not None:
         reads += command_paths(sys.executable, [str(_BRIDGE)], launch_cwd, search_path, ())

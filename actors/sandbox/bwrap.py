@@ -92,7 +92,9 @@ def bwrap_argv(bwrap: str, layout: Layout) -> list[str]:
         argv += ["--bind", path, path]
     if layout.egress_socket is not None:
         argv += ["--bind", layout.egress_socket, EGRESS_SOCKET]
-    argv += ["--chdir", layout.cwd, "--clearenv"]
+    # The root is bubblewrap's own tmpfs, holding the folders made for the mounts: read-only,
+    # so that a write anywhere but the writable mounts fails instead of vanishing at exit.
+    argv += ["--remount-ro", "/", "--chdir", layout.cwd, "--clearenv"]
     for name, value in sorted(layout.env.items()):
         argv += ["--setenv", name, value]
     argv += ["--", *layout.command]

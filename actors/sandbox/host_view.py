@@ -76,6 +76,26 @@ def _install_roots(executable: str) -> list[str]:
     return [prefix]
 
 
+_NODE_SCRIPTS = (".js", ".mjs", ".cjs", ".ts")
+
+
+def _package_root(path: str) -> str | None:
+    """Where a Node package's dependencies are found from ``path``: the outermost
+    ``node_modules`` above it, or for a Node script the nearest folder above it with a
+    ``package.json`` (Node resolves imports by walking up from the script)."""
+    parts = path.split(os.sep)
+    if "node_modules" in parts[:-1]:
+        return os.sep.join(parts[: parts.index("node_modules") + 1])
+    if not path.endswith(_NODE_SCRIPTS):
+        return None
+    folder = os.path.dirname(path)
+    while os.path.dirname(folder) != folder:
+        if os.path.isfile(os.path.join(folder, "package.json")):
+            return folder
+        folder = os.path.dirname(folder)
+    return None
+
+
 def _interpreter(script: str, search_path: str) -> str | None:
     """The program a ``#!`` script runs with (``/usr/bin/env node`` -> node's path)."""
     try:
@@ -99,6 +119,8 @@ def _program_roots(executable: str, search_path: str, depth: int = 0) -> list[st
     to, its ``#!`` interpreter's, and a venv's base Python."""
     roots: list[str] = []
     for path in dict.fromkeys((os.path.abspath(executable), os.path.realpath(executable))):
+        if (package := _package_root(path)) is not None:
+            roots.append(package)
         for root in _install_roots(path):
             roots.append(root)
             cfg = Path(root, "pyvenv.cfg")
@@ -117,7 +139,8 @@ def command_paths(
     executable: str, args: Sequence[str], cwd: str, search_path: str, protected: Iterable[str]
 ) -> tuple[str, ...]:
     """What the command needs to read: the program's roots, and each argument that names an
-    existing file (its folder) or folder, never a folder that would show ``protected`` ones."""
+    existing file (its folder, and a Node script's package root) or folder, never a folder
+    that would show ``protected`` ones."""
     protected = tuple(protected)
     found = _program_roots(executable, search_path)
     for arg in args:
@@ -126,6 +149,9 @@ def command_paths(
             continue
         path = os.path.normpath(os.path.join(cwd, os.path.expanduser(value)))
         if os.path.isfile(path):
+            package = _package_root(path)
+            if package is not None and not unsafe_to_share(package, protected):
+                found.append(package)
             found.append(os.path.dirname(path))
         elif os.path.isdir(path):
             found.append(path)

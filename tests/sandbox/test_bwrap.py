@@ -55,6 +55,7 @@ def test_mounts_in_order_system_reads_masks_writes() -> None:
             "/etc/shadow",
             "/state/servers/s/data",
             EGRESS_SOCKET,
+            "--remount-ro",
             "--chdir",
             "--",
         )
@@ -65,5 +66,6 @@ def test_mounts_in_order_system_reads_masks_writes() -> None:
     assert argv[argv.index("/etc/shadow") - 1] == "/dev/null"
     assert pairs(argv, "--bind") == ["/state/servers/s/data", "/tmp/route/egress.sock"]
     assert pairs(argv, "--chdir") == ["/state/servers/s/data"]
+    assert pairs(argv, "--remount-ro") == ["/"]  # after every mount: writes land only in mounts
     setenv = [argv[i + 1 : i + 3] for i, word in enumerate(argv) if word == "--setenv"]
     assert setenv == [["HOME", "/state/servers/s/data"], ["PATH", "/usr/bin"]]

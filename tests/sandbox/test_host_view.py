@@ -71,3 +71,20 @@ def test_a_user_install_shows_its_bin_and_lib_not_all_of_local(
     program.write_bytes(b"\x7fELF")
     shown = command_paths(str(program), [], "/", os.defpath, ())
     assert shown == (str(tmp_path / ".local" / "bin"), str(tmp_path / ".local" / "lib"))
+
+
+def test_a_node_package_shows_its_dependencies(tmp_path: Path) -> None:
+    modules = tmp_path / "app" / "node_modules"
+    script = modules / "@scope" / "server" / "dist" / "index.js"
+    script.parent.mkdir(parents=True)
+    script.write_text("")
+    shim = modules / ".bin" / "server"
+    shim.parent.mkdir()
+    shim.symlink_to(script)
+    assert str(modules) in command_paths("/usr/bin/node", [str(script)], "/", os.defpath, ())
+    assert str(modules) in command_paths(str(shim), [], "/", os.defpath, ())
+    own = tmp_path / "own"
+    (own / "dist").mkdir(parents=True)
+    (own / "package.json").write_text("{}")
+    (own / "dist" / "main.mjs").write_text("")
+    assert str(own) in command_paths("/usr/bin/node", ["own/dist/main.mjs"], str(tmp_path), os.defpath, ())
