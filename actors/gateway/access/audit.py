@@ -266,16 +266,18 @@ class Audit:
         if arguments is not None and settings.keeps_arguments(event):
             kept = json.dumps(settings.scrubber.arguments(arguments), ensure_ascii=False, default=repr)
         when = datetime.datetime.fromtimestamp(event.started, tz=datetime.UTC)
+        scrubber = settings.scrubber
+        # What the client named is its own text too: a secret sent as a name is withheld.
         return AuditRecord(
             time=when.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             subject=event.who.subject,
             issuer=event.who.issuer,
             client=event.who.client_id,
-            method=event.method,
+            method=scrubber.text(event.method),
             server=event.server,
-            tool=event.tool,
-            prompt=event.prompt,
-            uri=settings.scrubber.uri(event.uri) if event.uri is not None else None,
+            tool=scrubber.text(event.tool) if event.tool is not None else None,
+            prompt=scrubber.text(event.prompt) if event.prompt is not None else None,
+            uri=scrubber.uri(event.uri) if event.uri is not None else None,
             arguments_digest=digest(arguments) if arguments is not None else None,
             arguments_json=kept,
             outcome=event.outcome,

@@ -14,6 +14,10 @@ A value is withheld (``***``) when:
   secret (`actors.mcp.redaction.config_secrets`), masked wherever it appears in a string;
 - it looks like a credential whatever its key: a JWT, ``Bearer ...``, a PEM private key, or
   the token formats of the common providers.
+
+A key is scrubbed as a value is, at every depth: a client may send a secret as a key as well
+(``{"<token>": ...}``). Keys that become alike once scrubbed are kept apart (``***``, ``***#2``),
+so that no argument is lost from the record.
 """
 
 from __future__ import annotations
@@ -109,7 +113,7 @@ class Scrubber:
 
     def arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """A copy of ``arguments`` fit to record."""
-        return {str(k): self._value(str(k), v, 0) for k, v in arguments.items()}
+        return self._object(arguments, 0)
 
     def text(self, text: str) -> str:
         """Free text (an error's detail) without known secrets or credentials."""
@@ -124,10 +128,19 @@ class Scrubber:
 
         return self._string(_QUERY_PARAM.sub(param, uri))
 
-    def _value(self, key: str, value: Any, depth: int) -> Any:
-        if secret_key(key, self._keys):
-            return MASK
-        return self._scrub(value, depth)
+    def _object(self, value: Mapping[Any, Any], depth: int) -> dict[str, Any]:
+        scrubbed: dict[str, Any] = {}
+        for key, item in value.items():
+            name = str(key)
+            shown = self._string(name)
+            if shown in scrubbed:
+                # Two keys alike once scrubbed: numbered, never merged.
+                shown = next(
+                    f"{shown}#{n}" for n in range(2, len(value) + 2) if f"{shown}#{n}" not in scrubbed
+                )
+            # Whether the key names a secret is read from the key as sent.
+            scrubbed[shown] = MASK if secret_key(name, self._keys) else self._scrub(item, depth)
+        return scrubbed
 
     def _scrub(self, value: Any, depth: int) -> Any:
         if depth >= _MAX_DEPTH:
@@ -135,7 +148,7 @@ class Scrubber:
         if isinstance(value, str):
             return self._string(value)
         if isinstance(value, Mapping):
-            return {str(k): self._value(str(k), v, depth + 1) for k, v in value.items()}
+            return self._object(value, depth + 1)
         if isinstance(value, list | tuple):
             return [self._scrub(item, depth + 1) for item in value]
         if value is None or isinstance(value, bool | int | float):

@@ -252,3 +252,37 @@ def test_a_reload_changes_what_is_kept_and_withheld(audit: Audit) -> None:
     kept = record_of(audit, call(server="time", tool="now", arguments={"q": "brand-new-secret-42"}))
     assert kept["arguments"] == {"q": "***"}
     assert data  # the first config's dump is whole: adopt did not touch it
+
+
+def test_no_secret_as_a_key_or_a_name_at_any_depth(tmp_path: Path) -> None:
+    """A secret used as an argument's key (at the top, nested in objects, in objects inside
+    lists) or as the name a client asked for is withheld as a value is; keys that become alike
+    once withheld are kept apart, so no argument is lost from the record."""
+    planted = [ENV_SECRET, HEADER_SECRET, STATIC_TOKEN, CALLER_TOKEN, GITHUB_TOKEN]
+    arguments = {
+        ENV_SECRET: "top",
+        GITHUB_TOKEN: "also top",
+        "outer": {HEADER_SECRET: {"inner": {GITHUB_TOKEN: 1}}},
+        "rows": [{ENV_SECRET: [{f"k-{HEADER_SECRET}": True}]}, {STATIC_TOKEN: 2}],
+        "headers": {f"Bearer {CALLER_TOKEN}": "v"},
+        "plain": {"kept": "as is"},
+    }
+    path = tmp_path / "audit.jsonl"
+    with Audit.of_config(config(file=str(path), arguments=True), secrets=[STATIC_TOKEN]) as audit:
+        called = record_of(audit, call(tool=f"t {GITHUB_TOKEN}", arguments=arguments))
+        prompted = record_of(
+            audit, call(method="prompts/get", tool=None, prompt=ENV_SECRET, arguments={CALLER_TOKEN: "x"})
+        )
+    written = path.read_text()
+    for secret in planted:
+        assert secret not in written, secret
+        assert secret not in json.dumps([called, prompted]), secret
+    kept = called["arguments"]
+    assert sorted(v for k, v in kept.items() if k.startswith("***")) == ["also top", "top"]
+    assert kept["outer"] == {"***": {"inner": {"***": 1}}}
+    # A key that names a secret withholds its value as well.
+    assert kept["rows"] == [{"***": [{"k-***": True}]}, {"***": "***"}]
+    assert kept["headers"] == {"***": "***"}
+    assert kept["plain"] == {"kept": "as is"}
+    assert (called["tool"], prompted["prompt"]) == ("t ***", "***")
+    assert prompted["arguments"] == {"***": "x"}
