@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import jsonschema
 import pytest
 
 from actors.builtin import BUILTIN_TOOLS, BuiltinAdapter, BuiltinTool, ExecutionFailure, InvalidInput
+from actors.builtin.workspace import Workspace
 from actors.tools import ErrorType, ToolCapabilities, ToolError, ToolRegistry, ToolRunner, ToolSpec
 
 EXPECTED = {
@@ -82,7 +84,17 @@ def test_workspace_must_exist(tmp_path: Path) -> None:
         BuiltinAdapter(tmp_path / "missing")
 
 
-def test_runner_lifecycle_over_builtin_tools(adapter: BuiltinAdapter, workspace: Path) -> None:
+def test_runner_lifecycle_over_builtin_tools(
+    adapter: BuiltinAdapter, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The write takes 60 ms (a slow disk): the result's duration must cover it.
+    write_text = Workspace.write_text
+
+    def slow_write(self: Workspace, path: str, *texts: str) -> Any:
+        time.sleep(0.06)
+        return write_text(self, path, *texts)
+
+    monkeypatch.setattr(Workspace, "write_text", slow_write)
     registry = ToolRegistry()
     adapter.register(registry)
     stages: list[tuple[str, str]] = []
@@ -91,7 +103,10 @@ def test_runner_lifecycle_over_builtin_tools(adapter: BuiltinAdapter, workspace:
     runner.activate("builtin/file-write")
     result = runner.execute("builtin/file-write", {"path": "x.txt", "content": "x"})
     runner.deactivate("builtin/file-write")
-    assert result.success and result.duration_ms >= 0
+    assert result.success, result
+    assert (workspace / "x.txt").read_text() == "x"
+    # At least the 60 ms it slept (50 allows for rounding); 0 if the runner did not time it.
+    assert result.duration_ms >= 50, result
     assert [s for s, _ in stages] == ["discover", "activate", "execute", "deactivate"]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -137,7 +138,22 @@ def test_handler_exception_is_an_execution_failure_with_its_message(runner: Tool
     assert not result.success
     assert result.error_type == "execution"
     assert "ZeroDivisionError" in (result.error or "")
-    assert result.duration_ms >= 0
+
+
+@pytest.mark.parametrize("outcome", ["answers", "raises"])
+def test_the_duration_covers_the_handlers_run(runner: ToolRunner, outcome: str) -> None:
+    # The handler sleeps 60 ms: the runner must report at least that (50 allows for rounding);
+    # a runner that did not time the call would report 0. No upper bound: a busy machine is slow.
+    def slow(_: dict[str, Any]) -> dict[str, Any]:
+        time.sleep(0.06)
+        if outcome == "raises":
+            raise RuntimeError("slow and broken")
+        return {"done": True}
+
+    runner.registry.register(ToolSpec(name="x/slow", handler=slow))
+    result = runner.execute("x/slow", {})
+    assert result.success is (outcome == "answers"), result
+    assert result.duration_ms >= 50, result
 
 
 def test_nan_output_is_not_json(runner: ToolRunner) -> None:
