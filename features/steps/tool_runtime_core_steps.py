@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 from behave import given, then, when
@@ -17,6 +18,11 @@ from actors.tools import (
     ToolRunner,
     ToolSpec,
 )
+
+# The adder takes this long: the runner's duration must cover it (a runner that did not time
+# the call would report 0). At least 50 ms is asked of 60 slept, for rounding; no upper bound.
+ADDER_SLEEP = 0.06
+ADDER_AT_LEAST_MS = 50.0
 
 
 def _echo(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -58,7 +64,13 @@ def step_registered_adder(context: Context, name: str) -> None:
         "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
         "required": ["a", "b"],
     }
-    context.registry.register(_spec(name, lambda i: {"sum": i["a"] + i["b"]}, input_schema=schema))
+
+    def add(inputs: dict[str, Any]) -> dict[str, Any]:
+        time.sleep(ADDER_SLEEP)
+        return {"sum": inputs["a"] + inputs["b"]}
+
+    context.registry.register(_spec(name, add, input_schema=schema))
+    context.handler_at_least_ms = ADDER_AT_LEAST_MS
 
 
 @given('a registered tool spec named "{name}" with a failing handler')
@@ -206,7 +218,8 @@ def step_create_tool_error(context: Context, name: str, error_type: str, details
 
 @when("I create a ToolResult with success True and metadata")
 def step_create_result_ok(context: Context) -> None:
-    context.result = ToolResult(success=True, output={"ok": True}, metadata={"source": "test"})
+    # Made by the runtime's own constructor, which files its keywords as metadata.
+    context.result = ToolResult.ok({"ok": True}, source="test")
 
 
 @when('I create a ToolResult with success False and error "{error}"')
@@ -255,14 +268,25 @@ def step_tool_error_raised(context: Context, error_type: str) -> None:
     assert context.error.error_type == error_type
 
 
+def _listed_capabilities(context: Context) -> dict[str, Any]:
+    """The capabilities of the given spec as the runtime lists it to a host: registered, found by
+    a runner's discover, in its JSON form (not the object the Given step built)."""
+    registry = ToolRegistry()
+    registry.register(context.spec)
+    listed = [s for s in ToolRunner(registry).discover() if s.name == context.spec.name]
+    assert len(listed) == 1, listed
+    capabilities: dict[str, Any] = listed[0].model_dump(mode="json")["capabilities"]
+    return capabilities
+
+
 @then("the tool spec capabilities read_only should be {value}")
 def step_cap_read_only(context: Context, value: str) -> None:
-    assert context.spec.capabilities.read_only is (value == "True")
+    assert _listed_capabilities(context)["read_only"] is (value == "True"), _listed_capabilities(context)
 
 
 @then("the tool spec capabilities writes should be {value}")
 def step_cap_writes(context: Context, value: str) -> None:
-    assert context.spec.capabilities.writes is (value == "True")
+    assert _listed_capabilities(context)["writes"] is (value == "True"), _listed_capabilities(context)
 
 
 @then("the lifecycle should complete in order")
@@ -294,7 +318,11 @@ def step_result_key(context: Context, key: str) -> None:
 
 @then("the tool result duration_ms should be non-negative")
 def step_result_duration(context: Context) -> None:
-    assert context.result.duration_ms >= 0
+    # Not merely >= 0 (true of a runner that never timed the call): the handler of the scenario
+    # took a known time, and the duration must cover it.
+    at_least = getattr(context, "handler_at_least_ms", None)
+    assert at_least is not None, "the scenario's handler took no known time to check against"
+    assert context.result.duration_ms >= at_least, context.result
 
 
 @then("the tool result error should not be empty")
@@ -339,7 +367,8 @@ def step_result_success(context: Context, value: str) -> None:
 
 @then("the ToolResult metadata should not be empty")
 def step_result_metadata(context: Context) -> None:
-    assert context.result.metadata
+    assert context.result.metadata == {"source": "test"}, context.result
+    assert context.result.output == {"ok": True}, context.result
 
 
 @then('the ToolResult error should be "{error}"')
