@@ -164,6 +164,12 @@ class Calls:
             self.last_call_error = str(error_type)
             self.last_call_error_at = self.clock.wall()
 
+    def fail_in_flight(self, result: ToolResult) -> None:
+        """Answer every call in flight with ``result`` now (its session is about to close under
+        it); each is counted, as answered, when its request ends."""
+        for call in self.in_flight.values():
+            settle(call.reply, result)
+
     def cancel_all(self, why: str) -> None:
         """The actor ends: answer every call in flight ``cancelled``."""
         self.count_completions()
@@ -232,6 +238,8 @@ class Calls:
                 result = ToolResult.fail(ErrorType.CANCELLED, str(exc) or type(exc).__name__)
             else:
                 result = future.result()
+            if (answered := _answered(call.reply)) is not None:  # already, by the host's stop
+                result = answered.model_copy(update={"duration_ms": result.duration_ms})
             if result.error_type == ErrorType.TIMEOUT and waited > 0:
                 result = result.model_copy(
                     update={
@@ -334,6 +342,13 @@ def _progress(host: HostCalls | None, call: CallTool) -> Any:
             host.notify(report, done, total, message)
 
     return progress
+
+
+def _answered(reply: concurrent.futures.Future[ToolResult]) -> ToolResult | None:
+    """What ``reply`` was answered with before its request ended, if it was (not cancelled)."""
+    if not reply.done() or reply.cancelled() or reply.exception() is not None:
+        return None
+    return reply.result()
 
 
 def _cancel_with(

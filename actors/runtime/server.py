@@ -263,6 +263,8 @@ class ServerActor(AnsweringActor):
                 self._flush_waiting()
             case fx.FailWaiting(error_type=error_type, text=text):
                 self._fail_waiting(ToolResult.fail(error_type, self.record.render(text)))
+            case fx.FailInFlight(error_type=error_type, text=text):
+                self.calls.fail_in_flight(ToolResult.fail(error_type, self.record.render(text)))
             case fx.AnswerDescribes():
                 self.replies.described(self.session.tool_list())
             case fx.AnswerStarts():

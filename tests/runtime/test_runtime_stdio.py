@@ -100,6 +100,27 @@ def test_kill_9_mid_call_fails_the_call_fast_and_the_supervisor_restarts_it() ->
         assert rt.call_tool("fx/echo", {"text": "back"}, timeout=30).text == "back"
 
 
+def test_a_call_cut_short_by_the_hosts_own_stop_or_shutdown_is_cancelled_not_connection() -> None:
+    # The host ended it (stop_server, shutdown): `cancelled`, as for a call it cancelled itself.
+    # A server that dies on its own is `connection` (the test above). Decided on the type alone.
+    with Runtime.start(config({"fx": stdio_server(), "gx": stdio_server()})) as rt:
+        for namespace in ("fx", "gx"):
+            assert rt.call_tool(f"{namespace}/echo", {"text": "up"}, timeout=30).success
+        stopped = CallTool(namespace="fx", tool="sleep", arguments={"seconds": 60}, timeout=60)
+        shut = CallTool(namespace="gx", tool="sleep", arguments={"seconds": 60}, timeout=60)
+        for message in (stopped, shut):
+            rt.registry.tell(message)
+        assert wait_until(lambda: all(s.in_flight == 1 for s in rt.status()), 10), rt.status()
+        rt.stop_server("fx")
+        result: ToolResult = stopped.reply.result(timeout=30)
+        assert result.error_type == "cancelled", result
+        # Counted as the caller was answered.
+        assert wait_until(lambda: rt.status("fx")[0].last_call_error == "cancelled", 10), rt.status("fx")
+        rt.shutdown()
+        result = shut.reply.result(timeout=30)
+        assert result.error_type == "cancelled", result
+
+
 def test_a_server_that_crashes_on_every_start_ends_failed() -> None:
     entry = stdio_server(
         "exit_server", real_process=True, maxRestarts=2, restartBackoff=0.05, restartBackoffMax=0.1

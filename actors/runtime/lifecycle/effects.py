@@ -21,6 +21,7 @@ __all__ = [
     "CountRestart",
     "Dispatch",
     "Effect",
+    "FailInFlight",
     "FailStarts",
     "FailWaiting",
     "FlushWaiting",
@@ -134,6 +135,15 @@ class FlushWaiting(Effect):
 
 @dataclass(frozen=True)
 class FailWaiting(Effect):
+    error_type: ErrorType
+    text: Text
+
+
+@dataclass(frozen=True)
+class FailInFlight(Effect):
+    """Answer every request in flight with this failure now, before the session closes under
+    them (which would fail them as a dead server's, ``connection``)."""
+
     error_type: ErrorType
     text: Text
 

@@ -18,6 +18,7 @@ from actors.runtime.lifecycle.effects import (
     CountRestart,
     Dispatch,
     Effect,
+    FailInFlight,
     FailStarts,
     FailWaiting,
     FlushWaiting,
@@ -112,7 +113,10 @@ def _stop(stage: Stage, *, requested: bool) -> _Out:
         return _S.CANCELLING, (*fail, CancelStart())
     if stage.link == Link.CLOSING:
         return _S.CLOSING, fail
-    return _S.CLOSING, (*fail, CloseSession())
+    # Its calls in flight were ended by the host's own stop: ``cancelled``, answered before the
+    # session closes under them (a server that dies on its own fails them ``connection``).
+    ended = (FailInFlight(ErrorType.CANCELLED, _STOPPED_TEXT),) if requested and stage.link == Link.UP else ()
+    return _S.CLOSING, (*fail, *ended, CloseSession())
 
 
 def _crash(reason: str) -> _Out:
@@ -281,6 +285,8 @@ def _retire(stage: Stage, event: RetireAsked) -> _Out:
         cancel: tuple[Effect, ...] = () if stage in _CANCELLING else (CancelStart(),)
         return _S.RETIRING_CANCEL, (*effects, KeepWaiter(), *cancel)
     close: tuple[Effect, ...] = () if stage.link == Link.CLOSING else (CloseSession(),)
+    if stage.link == Link.UP:  # as a stop asked for: its calls in flight are cancelled
+        close = (FailInFlight(ErrorType.CANCELLED, Text(TextKind.RETIRED)), *close)
     return _S.RETIRING, (*effects, KeepWaiter(), *close)
 
 
