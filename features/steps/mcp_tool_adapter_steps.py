@@ -82,9 +82,14 @@ def step_create_adapter_invalid(context: Context) -> None:
     assert context.adapter_error is not None, "the config was accepted"
 
 
+# What the plain mock server declares at its handshake: tools and logging, not resources or
+# prompts, so the adapter's view of them can only come from the handshake.
+MOCK_CAPABILITIES = {"tools": {"listChanged": True}, "logging": {}}
+
+
 @given("an MCP adapter with a mock transport")
 def step_adapter_mock(context: Context) -> None:
-    _adapter(context, MockTransport(["list_repos"]), connect=False)
+    _adapter(context, MockTransport(["list_repos"], capabilities=MOCK_CAPABILITIES), connect=False)
 
 
 @given("a connected MCP adapter with a mock transport")
@@ -94,8 +99,13 @@ def step_connected_adapter(context: Context) -> None:
 
 @given("a connected MCP adapter with {count:d} mock tools")
 def step_connected_with_tools(context: Context, count: int) -> None:
+    # Each with its own argument, so a schema can be told from the default ``{"type": "object"}``.
     tools = [
-        RemoteTool(name=f"tool_{i}", description=f"mock tool {i}", input_schema={"type": "object"})
+        RemoteTool(
+            name=f"tool_{i}",
+            description=f"mock tool {i}",
+            input_schema={"type": "object", "properties": {f"arg_{i}": {"type": "string"}}},
+        )
         for i in range(count)
     ]
     _adapter(context, MockTransport(tools), connect=True)
@@ -229,6 +239,7 @@ def step_discover_error(context: Context) -> None:
 
 @when('I invoke "{tool}" with arguments {arguments}')
 def step_invoke(context: Context, tool: str, arguments: str) -> None:
+    context.invoked = (tool, json.loads(arguments))
     context.invocation = context.adapter.invoke(tool, json.loads(arguments))
 
 
@@ -289,7 +300,18 @@ def step_not_connected(context: Context) -> None:
 
 @then("the adapter server capabilities should be set")
 def step_capabilities(context: Context) -> None:
-    assert context.adapter.capabilities.get("tools") is not None, context.adapter.capabilities
+    # What the adapter made of the handshake: the server's capabilities as declared (not a
+    # default that happens to hold "tools"), and the features it reads from them.
+    adapter, server = context.adapter, context.transport
+    assert adapter.capabilities == server.capabilities, adapter.capabilities
+    assert adapter.adapter.capability_metadata == {
+        "tools": True,
+        "resources": False,
+        "prompts": False,
+        "logging": True,
+        "completions": False,
+    }, adapter.adapter.capability_metadata
+    assert adapter.server_info is not None and adapter.server_info.name == server.server_name
 
 
 @then("the adapter should have {count:d} discovered tools")
@@ -299,12 +321,18 @@ def step_discovered_count(context: Context, count: int) -> None:
 
 @then("discovered tool {index:d} should have a name")
 def step_discovered_name(context: Context, index: int) -> None:
-    assert context.adapter.discovered_tools[index].name
+    # The name the server gave that tool, in the server's order: not just any non-empty name.
+    discovered = context.adapter.discovered_tools[index]
+    assert discovered.name == context.transport.tools[index].name, context.adapter.discovered_tools
+    assert discovered.description == context.transport.tools[index].description, discovered
 
 
 @then("discovered tool {index:d} should have an input schema")
 def step_discovered_schema(context: Context, index: int) -> None:
-    assert context.adapter.discovered_tools[index].input_schema.get("type") == "object"
+    # The schema the server gave, with its own properties: not a stand-in ``{"type": "object"}``.
+    schema = context.adapter.discovered_tools[index].input_schema
+    assert schema == context.transport.tools[index].input_schema, schema
+    assert schema["properties"], schema
 
 
 @then('the adapter error should mention "{text}"')
@@ -325,7 +353,12 @@ def step_invocation_failed(context: Context) -> None:
 
 @then('the invocation result should contain key "{key}"')
 def step_invocation_key(context: Context, key: str) -> None:
-    assert key in context.invocation.output["structuredContent"], context.invocation.output
+    structured = context.invocation.output["structuredContent"]
+    assert key in structured, context.invocation.output
+    # The server got the arguments invoked (its answer echoes what it received), once.
+    tool, arguments = context.invoked
+    assert context.transport.calls == [(tool, arguments)], context.transport.calls
+    assert structured.get("echo") == arguments, structured
 
 
 @then('the invocation error should mention "{text}"')
