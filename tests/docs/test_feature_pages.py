@@ -25,10 +25,24 @@ def test_the_page_has_a_runnable_example(name: str) -> None:
     assert all(c.stdout or c.stderr for c in commands), f"{name} has a command that checks nothing"
 
 
-@pytest.mark.parametrize("name", PAGES)
+# The pages with Python snippets for the reader (blocks not run as files), and how many each
+# has. The other pages have none: a case for them would compile nothing and pass whatever the page
+# said, so they have none here; `test_the_other_pages_have_no_snippet` makes a snippet added
+# to one of them join this table to be checked.
+SNIPPETS = {"resources.md": 1, "sampling-and-roots.md": 1, "tasks.md": 2}
+
+
+@pytest.mark.parametrize("name", sorted(SNIPPETS))
 def test_the_snippets_that_are_not_run_are_python_at_least(name: str) -> None:
-    for block in python_blocks((DOCS / name).read_text(encoding="utf-8")):
+    blocks = python_blocks((DOCS / name).read_text(encoding="utf-8"))
+    assert len(blocks) == SNIPPETS[name], f"{name} has {len(blocks)} snippets, not {SNIPPETS[name]}"
+    for block in blocks:
         compile(block, f"{name} snippet", "exec")
+
+
+def test_the_other_pages_have_no_snippet() -> None:
+    with_snippets = {name for name in PAGES if python_blocks((DOCS / name).read_text(encoding="utf-8"))}
+    assert with_snippets == set(SNIPPETS), "a page's snippets are not checked: add it to SNIPPETS"
 
 
 @pytest.mark.parametrize("name", PAGES)
