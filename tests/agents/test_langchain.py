@@ -23,6 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 from pydantic import Field
 
 from actors import AsyncRuntime
@@ -359,5 +360,37 @@ def test_cancelling_the_agents_task_cancels_the_call_at_the_server(
             model = ScriptedModel(steps=[calls(("alpha__whoami", {})), DONE])
             result = await create_agent(model, middleware=[McpActorsMiddleware(rt)]).ainvoke(ASK)
             assert texts(tool_messages(result)["c0"])[0].startswith("alpha ")
+
+    asyncio.run(scenario())
+
+
+def test_a_tool_name_the_model_made_up_is_answered_with_the_tools_it_was_offered(
+    agent_config: dict[str, Any],
+) -> None:
+    made_up = calls(("alpha__nope", {"run_manager": 1, "city": "Oslo"}), ("beta__whoami", {}))
+
+    async def scenario() -> None:
+        async with AsyncRuntime.start(agent_config) as rt:
+            # The agent built with the tools: LangChain's tool node answers with their names.
+            static = ScriptedModel(steps=[made_up, DONE])
+            tools = await langchain_tools(rt)
+            expected = tool_messages(await create_agent(static, tools).ainvoke(ASK))["c0"]
+            assert expected.status == "error" and "alpha__whoami" in str(expected.content), expected
+            # Middlewares (one per namespace, the agent built with no tool): the same answer,
+            # naming every tool the model was offered; a real tool of the inner one still runs.
+            model = ScriptedModel(steps=[made_up, DONE])
+            middlewares = [McpActorsMiddleware(rt, namespaces=[ns]) for ns in NAMESPACES]
+            answers = tool_messages(await create_agent(model, middleware=middlewares).ainvoke(ASK))
+            offered = [tool.name for tool in model.bound[0]]
+            assert sorted(offered) == sorted(tool.name for tool in tools)
+            made, real = answers["c0"], answers["c1"]
+            assert (made.status, made.name) == ("error", "alpha__nope"), made
+            assert made.content == INVALID_TOOL_NAME_ERROR_TEMPLATE.format(
+                requested_tool="alpha__nope", available_tools=", ".join(offered)
+            )
+            assert sorted(str(made.content).split("[")[1].rstrip("].").split(", ")) == sorted(
+                str(expected.content).split("[")[1].rstrip("].").split(", ")
+            )
+            assert real.status == "success" and texts(real)[0].startswith("beta "), real
 
     asyncio.run(scenario())

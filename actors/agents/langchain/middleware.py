@@ -23,8 +23,10 @@ from langchain.agents.middleware import (
     ToolCallRequest,
 )
 from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, ToolException
+from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 from langgraph.types import Command
+from pydantic import PrivateAttr
 
 from actors.agents.langchain.tools import McpActorsTool
 from actors.agents.toolbox import AgentTool, Toolbox
@@ -61,6 +63,8 @@ class McpActorsMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         # Every tool listed so far, by name, as last listed: one the model saw on an earlier turn
         # still runs (the runtime answers ``not_found`` if its server dropped it).
         self._known: dict[str, McpActorsTool] = {}
+        # The names of the tools the model was last offered (this middleware's and the others').
+        self._offered: list[str] = []
 
     @property
     def name(self) -> str:
@@ -91,16 +95,28 @@ class McpActorsMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         listed = await self.current_tools()
         names = {tool.name for tool in listed}
         others = [tool for tool in request.tools if not self._replaces(tool, names)]
-        return await handler(request.override(tools=[*others, *listed]))
+        tools = [*others, *listed]
+        self._offered = [tool.name for tool in tools if isinstance(tool, BaseTool)]
+        return await handler(request.override(tools=tools))
 
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
-        known = self._known.get(request.tool_call["name"])
-        if known is not None and (request.tool is None or isinstance(request.tool, McpActorsTool)):
-            request = request.override(tool=known)
+        name = request.tool_call["name"]
+        known = self._known.get(name)
+        if request.tool is None or isinstance(request.tool, McpActorsTool | _MadeUp):
+            if known is not None:
+                request = request.override(tool=known)
+            elif not isinstance(request.tool, McpActorsTool):
+                # A name no tool has (the model made it up): answered as LangChain's tool node
+                # answers one, naming the tools the model was offered (its own node knows only
+                # those the agent was built with). A middleware inside this one that knows the
+                # name puts its tool in place of this answer; one that does not, its own answer
+                # (it was offered every tool this one was, and its own).
+                offered = self._offered or [tool.name for tool in self._listed]
+                request = request.override(tool=_MadeUp.of(name, offered))
         return await handler(request)
 
     def _replaces(self, tool: BaseTool | dict[str, Any], names: set[str]) -> bool:
@@ -124,3 +140,29 @@ class McpActorsMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             if known is not None and known.declared == declared
             else McpActorsTool.of(self.toolbox, declared)
         )
+
+
+class _MadeUp(BaseTool):
+    """The answer to a tool name no tool has: an error ``ToolMessage`` with LangChain's own text."""
+
+    handle_tool_error: bool = True
+    _text: str = PrivateAttr()
+
+    @classmethod
+    def of(cls, name: str, offered: list[str]) -> _MadeUp:
+        tool = cls(name=name, description="")
+        tool._text = INVALID_TOOL_NAME_ERROR_TEMPLATE.format(
+            requested_tool=name, available_tools=", ".join(offered)
+        )
+        return tool
+
+    def _to_args_and_kwargs(
+        self, tool_input: str | dict[str, Any], tool_call_id: str | None
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (), {}  # whatever the model sent: none of it goes anywhere
+
+    def _run(self, *args: Any, **kwargs: Any) -> Any:
+        raise ToolException(self._text)
+
+    async def _arun(self, *args: Any, **kwargs: Any) -> Any:
+        raise ToolException(self._text)
