@@ -12,7 +12,9 @@ tests/harness/lag_report.py. behave puts the working folder, the repository, on 
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from dataclasses import dataclass, field
 
 from behave.model import Scenario
@@ -50,6 +52,10 @@ def _name(scenario: Scenario) -> str:
 
 def before_all(context: Context) -> None:
     context.lag_watch = _Watch(EventLoop.default_lag_probe_interval, StallSampler().start())
+    # Pinned tool definitions (actors.pins) in a folder of this run's, not the user's state folder.
+    pins = tempfile.TemporaryDirectory(prefix="mcp-actors-pins-")
+    context.add_cleanup(pins.cleanup)
+    os.environ.setdefault("MCP_ACTORS_PINS_DIR", pins.name)
     EventLoop.default_lag_probe_interval = PROBE_INTERVAL
     freeze_heap()
 

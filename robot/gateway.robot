@@ -61,6 +61,7 @@ Write Gateway Config
     Remove Directory    ${folder}    recursive=True
     Create Directory    ${folder}
     Set Environment Variable    MCP_ACTORS_CACHE_DIR    ${folder}/cache
+    Set Environment Variable    MCP_ACTORS_PINS_DIR    ${folder}/pins
     ${python}=    Evaluate    sys.executable
     ${fixture}=    Set Variable    "command": "${python}", "args": ["-m", "tests.servers.fixture_server"], "cwd": "${ROOT}"
     Create File    ${folder}/mcp.json    {"mcpServers": {"fx": {${fixture}}, "other": {${fixture}}}}

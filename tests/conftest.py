@@ -5,6 +5,7 @@ loop beyond 100 ms (tests/harness/loop_lag.py), or skip without being allowed to
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +20,10 @@ pytest_plugins = ("tests.harness.loop_lag", "tests.harness.skips")
 # The runtime's owned parts assert they are touched on their owner thread (actors.runtime.owner):
 # read when that module is first imported, which no import above does.
 os.environ.setdefault("MCP_ACTORS_CHECK_OWNER", "1")
+# Pinned tool definitions (actors.pins) go to a folder of this run's, not the user's state folder:
+# a server changed since an earlier run (an upgraded package) must not be held here.
+_PINS = tempfile.TemporaryDirectory(prefix="mcp-actors-pins-")
+os.environ.setdefault("MCP_ACTORS_PINS_DIR", _PINS.name)
 
 # Threads that the interpreter or a test runner plugin may start and keep on purpose.
 _ALLOWED_THREAD_PREFIXES = ("pytest_timeout", "asyncio_")

@@ -19,6 +19,7 @@ from actors.cli.check import check_command
 from actors.cli.demo import demo_command
 from actors.cli.listing import prompts_command, resources_command, tools_command
 from actors.cli.output import error_line
+from actors.cli.pins import add_pin_commands, approve_command, pins_command
 from actors.cli.serve import run_command, serve_command
 from actors.cli.startup import ENV_CONFIG
 from actors.config import ConfigError
@@ -41,6 +42,8 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "login": login_command,
     "logout": logout_command,
     "status": status_command,
+    "approve": approve_command,
+    "pins": pins_command,
 }
 
 
@@ -111,6 +114,7 @@ def _parser(serve_arguments: bool = True) -> argparse.ArgumentParser:
         gateway_command.add_arguments(run)
     command("check", "validate a configuration and say what is wrong")
     add_auth_commands(command)
+    add_pin_commands(command)
     demo = commands.add_parser("demo", help="show the runtime at work on the built-in default configuration")
     demo.add_argument("--workspace", default=".", help="folder for the built-in tools")
     return parser

@@ -15,6 +15,7 @@ from actors.cli.output import error_line, first_line, readable, table
 from actors.cli.startup import resolve_config, start_runtime
 from actors.config import RuntimeConfig
 from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec
+from actors.pins import FilePinStore, PinBook, Shown
 from actors.runtime.schema_cache import SchemaCache
 from actors.tools import ToolSpec
 
@@ -96,14 +97,20 @@ def _cached(
         return None
     tools: list[ToolSpec] = []
     catalogs: list[Catalog] = []
+    pins = PinBook(FilePinStore())  # what a server holds since it changed is not listed
     for name, server in sorted(config.servers.items()):
         if namespace is not None and name != namespace:
             continue
         known = cache.load(server)
         if known is None:
             return None
-        tools += known.tools
-        catalogs.append(known.catalog)
+        pins.load(server)
+        shown = Shown(pins, {name: server})
+        tools += shown.tools(known.tools)
+        templates, prompts = shown.templates(known.catalog.templates), shown.prompts(known.catalog.prompts)
+        catalogs.append(
+            known.catalog.model_copy(update={"templates": tuple(templates), "prompts": tuple(prompts)})
+        )
     if config.builtin.enabled and namespace is None:
         # Deferred: only a configuration with the built-in tools pays for their module.
         from actors.builtin import BuiltinAdapter  # noqa: PLC0415

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from actors.config import RuntimeConfig, load_config
 from actors.demo import default_config
+from actors.pins import FilePinStore
 from actors.runtime.schema_cache import SchemaCache
 
 if TYPE_CHECKING:
@@ -42,9 +43,10 @@ def resolve_config(path: str | None) -> tuple[RuntimeConfig, str]:
 
 
 def start_runtime(config: RuntimeConfig, cache: SchemaCache | None = None) -> Runtime:
-    """A runtime for one command (SIGTERM unwinds it), with the schema cache if given."""
+    """A runtime for one command (SIGTERM unwinds it), with the schema cache if given, and the
+    pins of the state folder (`actors.pins`): what a server holds is held for every command."""
     # Deferred: the actors, the event loop and OpenTelemetry load only for a command that runs
     # servers (this is the command's own thread), not for `--help`, `check` or a cached listing.
     from actors.runtime import Runtime  # noqa: PLC0415
 
-    return Runtime.start(config, handle_signals=True, schema_cache=cache)
+    return Runtime.start(config, handle_signals=True, schema_cache=cache, pins=FilePinStore())

@@ -28,6 +28,7 @@ from actors.cluster.bus import RedisSubscriptionBus
 from actors.cluster.lease import DEFAULT_TTL, Leases, redis_client
 from actors.cluster.link import RedisLink
 from actors.cluster.members import Membership
+from actors.cluster.pin_store import RedisPinStore
 from actors.cluster.schema_store import LEARNING_TTL, RedisSchemaStore
 from actors.cluster.served import ServedGateway
 from actors.config import BuiltinConfig, RuntimeConfig
@@ -77,6 +78,8 @@ class ClusterReplica:
         """Where other replicas reach this one (``--advertise``)."""
         self.link = RedisLink(url, timeout=timeout)
         self.store = RedisSchemaStore(self.link, cache_folder)
+        self.pins = RedisPinStore(self.link)
+        """The pinned tool definitions every replica shares (`actors.pins`), mirrored locally."""
         self.bus = RedisSubscriptionBus(self.link, self.id)
         self.members: Membership | None = None
         self._stop = threading.Event()
@@ -101,6 +104,7 @@ class ClusterReplica:
         A single-affinity server is learnt only under its lease (it runs on one replica at a
         time); one that runs on another replica is not started here, nor waited for. Its lease
         has the cluster's ``lease_ttl`` (a new Redis epoch's quiet period is counted from it)."""
+        self.pins.pull(_PULL_TIMEOUT)
         unknown = self.store.pull(config.servers.values(), _PULL_TIMEOUT)
         deadline = time.monotonic() + timeout
         while unknown:
@@ -164,7 +168,7 @@ class ClusterReplica:
         )
         self.store.hold(servers)
         try:
-            with Runtime.start(only, schema_cache=self.store) as runtime:
+            with Runtime.start(only, schema_cache=self.store, pins=self.pins) as runtime:
                 runtime.list_tools(timeout=timeout)
                 runtime.list_resources(timeout=timeout)
                 runtime.list_prompts(timeout=timeout)

@@ -31,6 +31,7 @@ from actors.gateway.reload import ConfigReloader
 from actors.gateway.rounds import KEY_ENV
 from actors.gateway.serve import HTTPRefused, Metrics, is_loopback, serve_http, serve_stdio
 from actors.gateway.task_records import FileTaskRecords, default_task_folder
+from actors.pins import FilePinStore
 from actors.runtime.schema_cache import SchemaCache
 
 if TYPE_CHECKING:
@@ -191,6 +192,9 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
                 audit_secrets=[secret for secret in (token, replica_secret) if secret],
                 task_records=stack.enter_context(_task_records(replica)),
                 replica_alive=_alive(replica) if replica is not None else None,
+                # The state folder's pins (`actors.pins`), with or without the schema cache;
+                # a replica's are the cluster's, in Redis.
+                pins=replica.pins if replica is not None else FilePinStore(),
             )
         )
         if replica is not None:

@@ -33,6 +33,7 @@ from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
 
 from actors.config import RuntimeConfig, load_config
 from actors.gateway.access.audit import Audit
+from actors.gateway.access.audit_pins import PinAudit
 from actors.gateway.access.audit_request import AuditMiddleware
 from actors.gateway.access.gate import AccessGate
 from actors.gateway.access.limits import RateLimits, SharedBuckets
@@ -56,6 +57,7 @@ from actors.gateway.task_records import MemoryTaskRecords, TaskRecords
 from actors.gateway.tasks import Tasks
 from actors.gateway.tools import Tools
 from actors.mcp.config import ServerConfig
+from actors.pins import PinStore
 from actors.runtime import Runtime
 from actors.runtime.messages import StartServer, StopServer
 from actors.runtime.schema_cache import SchemaCache
@@ -104,6 +106,7 @@ class Gateway:
         audit_secrets: Iterable[str] = (),
         task_records: TaskRecords | None = None,
         replica_alive: Callable[[str], bool] | None = None,
+        pins: PinStore | None = None,
     ) -> None:
         self.limits = RateLimits(config.access.limits, shared=shared_limits)
         """Rates per principal and per tool (``access.limits``), the gate's and the HTTP layer's;
@@ -136,7 +139,9 @@ class Gateway:
             roots=self._forwarding.roots,
             on_lists_changed=self._broadcasts.lists_changed,
             schema_cache=schema_cache,
+            pins=pins,  # where tool definitions are pinned (`actors.pins`): a cluster's are in Redis
         )
+        self.runtime.pins.listen(PinAudit(self.audit))
         try:
             self.audit.start()  # its file is opened here, before serving
             self._routes = Routes(self.runtime.registry, self._handoff)

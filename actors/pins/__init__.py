@@ -10,8 +10,9 @@ or let through (``off``). The parts, one concept each:
 - `model` (`Pin`, `ServerPins`, `PinChange`: immutable values), `decisions` (the table of what
   a listed definition's sight means in each mode, and `judge`), `diff` (what changed, for people);
 - `store` (`PinStore`, `FilePinStore`: where pins outlive a process; the cluster keeps them in
-  Redis), `book` (`PinBook`: a runtime's pins in memory, in step with its store), and `events`
-  (`Drift`, `PinEvent`: what is logged, audited and shown).
+  Redis), `book` (`PinBook`: a runtime's pins in memory, in step with its store), `shown`
+  (`Shown`: lists without what is held) and `events` (`Drift`, `PinEvent`: what is logged,
+  audited and shown).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from actors.pins.diff import PropertyChange, changed_properties, property_change
 from actors.pins.digest import canonical, digest
 from actors.pins.events import Drift, PinAction, PinEvent
 from actors.pins.model import Pin, PinChange, Ref, ServerPins
+from actors.pins.shown import Shown
 from actors.pins.store import FilePinStore, PinStore, default_pin_folder, pin_key
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "PropertyChange",
     "Ref",
     "ServerPins",
+    "Shown",
     "Sight",
     "canonical",
     "changed_properties",

@@ -8,32 +8,26 @@ host did not ask for state).
 
 Wired: the book's store I/O runs on the runtime's host threads, never on an actor or the loop;
 its events and list changes are told in order on the host's news thread (list changes as
-`PinsChanged` to the registry, which leaves what is held out of its answers: `Shown`); with a
-store, a timer asks every `REFRESH` seconds for what changed in it (an approval by ``mcp-actors
-approve``, or by another replica).
+`PinsChanged` to the registry, which leaves what is held out of its answers with
+`actors.pins.Shown`); with a store, a timer asks every `REFRESH` seconds for what changed in it
+(an approval by ``mcp-actors approve``, or by another replica).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pykka
 
-from actors.mcp.catalog import PromptSpec, ResourceTemplateSpec
-from actors.mcp.config import ServerConfig
 from actors.pins.book import PinBook
-from actors.pins.definitions import PinKind
-from actors.pins.model import Ref
 from actors.pins.store import FilePinStore, PinStore
 from actors.runtime.host import HostCalls
 from actors.runtime.reply import tell
 from actors.runtime.schema_cache import SchemaCache
 from actors.runtime.timers import TimerService
-from actors.tools import ToolSpec
 
-__all__ = ["REFRESH", "PinsChanged", "Shown", "pin_book", "wire_pins"]
+__all__ = ["REFRESH", "PinsChanged", "pin_book", "wire_pins"]
 
 REFRESH = 1.0
 """Seconds between looks at the store for pins changed elsewhere."""
@@ -46,31 +40,6 @@ class PinsChanged:
 
     namespace: str
     kind: str
-
-
-class Shown:
-    """What a list answer may show of the servers it covers: not what they hold until approved."""
-
-    def __init__(self, pins: PinBook | None, configs: Mapping[str, ServerConfig]) -> None:
-        self._hidden: dict[str, frozenset[Ref]] = {}
-        if pins is not None:
-            self._hidden = {ns: held for ns, config in configs.items() if (held := pins.hidden(config))}
-
-    def _shown(self, kind: PinKind, namespace: str, name: str) -> bool:
-        return (kind, name) not in self._hidden.get(namespace, ())
-
-    def tools(self, specs: Iterable[ToolSpec]) -> list[ToolSpec]:
-        return [s for s in specs if self._shown("tools", s.namespace, s.tool_name)]
-
-    def templates(self, templates: Iterable[ResourceTemplateSpec]) -> list[ResourceTemplateSpec]:
-        return [t for t in templates if self._shown("templates", t.namespace, t.name)]
-
-    def prompts(self, prompts: Iterable[PromptSpec]) -> list[PromptSpec]:
-        return sorted((p for p in prompts if self._shown("prompts", p.namespace, p.prompt_name)), key=_name)
-
-
-def _name(prompt: PromptSpec) -> str:
-    return prompt.name
 
 
 def pin_book(pins: PinStore | None, cache: SchemaCache | None) -> PinBook:

@@ -16,7 +16,7 @@ from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
 from actors.mcp.freshness import ListKind, Received
 from actors.mcp.loop import EventLoop
-from actors.pins.book import PinBook
+from actors.pins import PinBook, Shown
 from actors.runtime.answering import AnsweringActor
 from actors.runtime.clock import Clock
 from actors.runtime.host import HostCalls
@@ -48,7 +48,7 @@ from actors.runtime.messages import (
     Unsupervise,
     refuse,
 )
-from actors.runtime.pinning import PinsChanged, Shown
+from actors.runtime.pinning import PinsChanged
 from actors.runtime.reply import gather, gather_within, settle, settle_exception, tell
 from actors.runtime.schema_cache import CachedLists, SchemaCache
 from actors.runtime.server import ServerActor

@@ -111,8 +111,7 @@ class ServerActor(AnsweringActor):
         self.session = Session(config, adapter, self.actor_ref, self.clock, host, registry, known, pins)
         self.calls = Calls(config.name, adapter, host, self.clock, lambda: self.session.tools)
         self.waiting = WaitingCalls(config.name, timers)
-        self.subscriptions = Subscriptions()
-        self.replies = Replies()
+        self.subscriptions, self.replies = Subscriptions(), Replies()
         self.followed: str | None = None  # a subscription's URI that is new to the session
 
     @property
@@ -344,9 +343,8 @@ class ServerActor(AnsweringActor):
             self.calls.touch()
             self._arm_idle(self.config.idle_timeout)
 
-    def _refusal(self, call: ServerRequest) -> Refusal | None:
-        running = self.stage == lc.Stage.RUNNING  # then the adapter checks the schema, off this thread
-        return self.session.refusal(call, schema=not running)
+    def _refusal(self, call: ServerRequest) -> Refusal | None:  # running: the adapter checks the schema
+        return self.session.refusal(call, schema=self.stage != lc.Stage.RUNNING)
 
     def _timeout(self, call: ServerRequest) -> float:
         return call.timeout if call.timeout is not None else self.config.call_timeout

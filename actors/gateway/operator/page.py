@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
-from actors.gateway.operator.snapshot import AuditRow, ServerRow, Snapshot
+from actors.gateway.operator.snapshot import AuditRow, HeldRow, ServerRow, Snapshot
 
 __all__ = ["REFRESH_SECONDS", "render"]
 
@@ -38,6 +38,7 @@ _SERVER_HEADS = (
     "Server", "State", "Transport", "PID", "Restarts", "Calls", "Errors", "In flight",
     "p50 ms", "p99 ms", "Last error",
 )  # fmt: skip
+_HELD_HEADS = ("Server", "Kind", "Name", "Changed", "Since")
 _AUDIT_HEADS = (
     "Time", "Subject", "Client", "Method", "Server", "Tool / prompt / URI", "Outcome",
     "Error type", "Reason", "ms", "Replica",
@@ -88,6 +89,14 @@ def _record(row: AuditRow) -> str:
     )
 
 
+def _held(row: HeldRow) -> str:
+    return (
+        f'<tr data-held="{_e(row.namespace)}/{_e(row.name)}"><th scope="row">{_e(row.namespace)}</th>'
+        f"<td>{_e(row.kind)}</td><td>{_e(row.name)}</td><td>{_e(', '.join(row.changed))}</td>"
+        f'<td><time datetime="{_e(row.since)}">{_e(row.since)}</time></td></tr>'
+    )
+
+
 def _table(name: str, heads: Sequence[str], rows: list[str], empty: str) -> str:
     body = "".join(rows) or f'<tr><td class="empty" colspan="{len(heads)}">{_e(empty)}</td></tr>'
     return f'<table id="{name}"><thead>{_heads(heads)}</thead><tbody>{body}</tbody></table>'
@@ -101,6 +110,7 @@ def render(snapshot: Snapshot) -> str:
         "servers", _SERVER_HEADS, [_server(r) for r in snapshot.servers], "No servers configured."
     )
     audit = _table("audit", _AUDIT_HEADS, [_record(r) for r in snapshot.audit], "No requests recorded yet.")
+    held = _table("held", _HELD_HEADS, [_held(r) for r in snapshot.held], "Nothing held.")
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -111,6 +121,10 @@ def render(snapshot: Snapshot) -> str:
         f'<p class="meta">As of <time datetime="{_e(snapshot.taken)}">{_e(snapshot.taken)}</time>'
         f"{replica} · refreshes every {REFRESH_SECONDS} s</p>"
         f"<h2>Servers</h2>{servers}"
+        "<h2>Held definitions</h2>"
+        '<p class="meta">Changed since they were pinned: hidden and refused until approved '
+        "(<code>mcp-actors approve NS NAME</code>).</p>"
+        f"{held}"
         f"<h2>Recent requests</h2>"
         f'<p class="meta">The last {len(snapshot.audit)} audit records, newest first{dropped}.</p>'
         f"{audit}</body></html>\n"

@@ -115,6 +115,7 @@ class OperatorPage:
             secrets=[*secrets, *self._secrets],
             dropped=gateway.audit.dropped,
             replica=gateway.audit.replica,
+            held=gateway.runtime.pins.held(),
         )
         if as_json:
             return json.dumps(view.to_json(), ensure_ascii=False).encode()

@@ -21,10 +21,11 @@ from typing import Any
 
 from actors.gateway.access.audit import AuditRecord
 from actors.mcp.redaction import Redactor
+from actors.pins import Drift
 from actors.runtime import ServerStatus
 from actors.tools import ErrorType
 
-__all__ = ["CRASH", "RECENT", "AuditRow", "LastError", "ServerRow", "Snapshot", "snapshot"]
+__all__ = ["CRASH", "RECENT", "AuditRow", "HeldRow", "LastError", "ServerRow", "Snapshot", "snapshot"]
 
 logger = logging.getLogger(__name__)
 
@@ -121,6 +122,27 @@ class AuditRow:
 
 
 @dataclass(frozen=True, slots=True)
+class HeldRow:
+    """A definition held until approved (`actors.pins`): which, what changed, since when. Never
+    the definition itself (a description is the server's text, shown by ``mcp-actors pins held``)."""
+
+    namespace: str
+    kind: str
+    name: str
+    changed: tuple[str, ...]
+    since: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "namespace": self.namespace,
+            "kind": self.kind,
+            "name": self.name,
+            "changed": list(self.changed),
+            "since": self.since,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """The page's content at one moment (immutable: made on a worker thread, read on any)."""
 
@@ -131,12 +153,15 @@ class Snapshot:
     """Newest first."""
     audit_dropped: int
     replica: str | None = None
+    held: tuple[HeldRow, ...] = ()
+    """The definitions held until approved, by server."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "taken": self.taken,
             "replica": self.replica,
             "servers": [row.to_json() for row in self.servers],
+            "held": [row.to_json() for row in self.held],
             "audit": [row.to_json() for row in self.audit],
             "auditDropped": self.audit_dropped,
         }
@@ -150,14 +175,17 @@ def snapshot(
     dropped: int = 0,
     replica: str | None = None,
     now: float | None = None,
+    held: Iterable[Drift] = (),
 ) -> Snapshot:
     """The page's content from the runtime's ``statuses`` and the audit's ``records`` (oldest
-    first, as `Audit.recent` gives them), every configured secret in ``secrets`` withheld."""
+    first, as `Audit.recent` gives them), every configured secret in ``secrets`` withheld, and
+    the definitions ``held`` until approved."""
     scrub = Redactor(secrets)
     servers = tuple(_server(status, scrub) for status in statuses)
     audit = tuple(_audit(record, scrub) for record in reversed(tuple(records)))
     taken = _iso(now if now is not None else datetime.datetime.now(tz=datetime.UTC).timestamp())
-    return Snapshot(taken or "", servers, audit, dropped, replica)
+    rows = tuple(HeldRow(d.namespace, d.kind, d.name, d.changed, _iso(d.seen.at)) for d in held)
+    return Snapshot(taken or "", servers, audit, dropped, replica, rows)
 
 
 def _server(status: ServerStatus, scrub: Redactor) -> ServerRow:
