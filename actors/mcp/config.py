@@ -231,7 +231,7 @@ class ServerConfig(BaseModel):
     trust_annotations: StrictBool = False
     """Let the server's tool annotations (readOnlyHint, destructiveHint) refine capabilities."""
     pin: Literal["off", "warn", "block"] = "block"
-    """A changed definition (`actors.pins`): ``block`` held till approved, ``warn`` re-pinned, ``off`` none."""
+    """A changed definition (`actors.pins`): ``block`` held until approved, ``warn`` re-pinned, ``off``."""
     elicitation: Literal["decline", "accept-defaults", "ask"] | None = None
     """How to answer the server's elicitation requests: a fixed policy, or ``ask`` the host's
     handler; unset: ask the host's handler if it gave one, else the capability is not declared."""
