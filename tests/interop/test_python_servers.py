@@ -7,13 +7,14 @@ What these servers showed us: both speak the handshake era and 2026-07-28. ``leg
 
 from __future__ import annotations
 
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from actors import Runtime, ToolResult
+from actors.mcp.sdk_transport import SDKTransport
 from actors.runtime.messages import CallTool
 from tests.interop.conftest import config, pypi_server
 
@@ -29,8 +30,30 @@ def call(
     return result
 
 
+class AnsweredProbes:
+    """Counts the health probes the server answered (`SDKTransport.probe` returning)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        self.changed = threading.Condition()
+        probe = SDKTransport.probe
+
+        async def counted(transport: SDKTransport) -> None:
+            await probe(transport)
+            with self.changed:
+                self.count += 1
+                self.changed.notify_all()
+
+        monkeypatch.setattr(SDKTransport, "probe", counted)
+
+    def wait_for(self, count: int, timeout: float) -> bool:
+        with self.changed:
+            return self.changed.wait_for(lambda: self.count >= count, timeout)
+
+
 @pytest.mark.parametrize("protocol", list(ERAS))
-def test_time_server_in_each_era(protocol: str) -> None:
+def test_time_server_in_each_era(protocol: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    probes = AnsweredProbes(monkeypatch)
     entry = {
         "command": pypi_server("mcp-server-time"),
         "args": ["--local-timezone", "UTC"],
@@ -62,8 +85,10 @@ def test_time_server_in_each_era(protocol: str) -> None:
         assert "Invalid timezone" in (unknown.error or "")
         assert call(rt, "time", "get_current_time", {}).error_type == "validation"
 
-        # Health probes (ping, or server/discover on 2026-07-28) keep passing while it idles.
-        time.sleep(1.0)
+        # Health probes (ping, or server/discover on 2026-07-28) keep passing while it idles:
+        # three more are answered (every 0.2 s; the bound is only for a runtime that never probes).
+        answered = probes.count
+        assert probes.wait_for(answered + 3, timeout=60), f"{probes.count - answered} probes answered"
         status = rt.status("time")[0]
         assert (status.state, status.health_check_failures, status.restarts) == ("running", 0, 0), status
 
