@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from actors.mcp.config import ServerConfig
     from actors.mcp.inputs import CallInputs, InputRefused
     from actors.mcp.tasks import TaskState, TaskStatus
+    from actors.pins import FilePinStore, PinStore
     from actors.runtime import (
         AsyncRuntime,
         AsyncTaskHandle,
@@ -73,6 +74,7 @@ __all__ = [
     "Complete",
     "ConfigError",
     "ErrorType",
+    "FilePinStore",
     "GetPrompt",
     "GetStatus",
     "GetTask",
@@ -84,6 +86,7 @@ __all__ = [
     "ListTools",
     "LoginHandlers",
     "MockTransport",
+    "PinStore",
     "PromptSpec",
     "ReadResource",
     "Refusal",
@@ -131,6 +134,8 @@ _HOMES = {
     "InputRefused": "actors.mcp.inputs",
     "TaskState": "actors.mcp.tasks",
     "TaskStatus": "actors.mcp.tasks",
+    "FilePinStore": "actors.pins",
+    "PinStore": "actors.pins",
     "ErrorType": "actors.tools",
     "Refusal": "actors.tools",
     "RefusalReason": "actors.tools",

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
@@ -31,6 +31,7 @@ from typing import Any, cast
 from actors.config import RuntimeConfig
 from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
+from actors.pins import Drift
 from actors.runtime.dispatch import REQUEST_TIMEOUT, start_limit
 from actors.runtime.facade import Runtime
 from actors.runtime.messages import (
@@ -281,6 +282,10 @@ class AsyncRuntime:
         removed: bool = await self._ask(UnregisterServer(namespace), timeout)
         self.runtime.dispatch.forget(namespace)
         return removed
+
+    async def approve(self, namespace: str, names: Iterable[str] = ()) -> list[Drift]:
+        """`Runtime.approve`, on a worker thread (it logs what it approved)."""
+        return await asyncio.to_thread(self.runtime.approve, namespace, tuple(names))
 
     async def _ask(self, message: Any, timeout: float) -> Any:
         runtime = self.runtime

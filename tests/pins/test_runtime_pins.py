@@ -11,9 +11,10 @@ import logging
 import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
-from actors import RefusalReason, Runtime, ToolError
+from actors import AsyncRuntime, RefusalReason, Runtime, ToolError
 from actors.pins import FilePinStore, PinAction, PinChange, pin_key
 from tests.pins.conftest import NS, config, drifting
 
@@ -168,3 +169,15 @@ def test_approving_an_unknown_namespace_or_nothing_held() -> None:
         with pytest.raises(ToolError, match="not_found"):
             rt.approve("nope")
         assert rt.approve(NS) == []
+
+
+def test_the_async_runtime_approves_too(store: FilePinStore) -> None:
+    first_run(store)
+
+    async def held_then_approved() -> None:
+        async with AsyncRuntime.start(config(drifting(description="Changed.")), pins=store) as rt:
+            assert ECHO not in {spec.name for spec in await rt.list_tools(timeout=60)}
+            assert [d.name for d in await rt.approve(NS, ["echo"])] == ["echo"]
+            assert ECHO in {spec.name for spec in await rt.list_tools(timeout=60)}
+
+    anyio.run(held_then_approved)
