@@ -114,6 +114,8 @@ class Prompts:
                 ctx, namespace, Complete(namespace, backend_ref, argument, context)
             )
         if not result.success:
+            if self._gate.polices and is_not_offered(result):
+                raise unknown  # without the backend's hint, which names what the caller may not see
             raise protocol_error(result)
         return types.CompleteResult(
             completion=types.Completion.model_validate(result.output or {"values": []})

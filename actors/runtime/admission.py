@@ -2,7 +2,7 @@
 
 The request's own shape and size (the one check, `actors.tools.check`), then what the server is
 known to offer (once it ran, or the schema cache knew): a tool or prompt whose changed definition
-waits for an approval (`actors.pins`), an unknown tool or prompt, a task-only
+waits for an approval (`actors.pins`), an unknown tool or prompt (or a completion of one), a task-only
 tool, arguments that do not fit the tool's schema, a prompt's missing arguments. Pure: called on
 the server actor's thread with what it owns.
 """
@@ -15,7 +15,7 @@ from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
 from actors.pins.definitions import KIND_WORDS, PinKind
 from actors.pins.model import Ref
-from actors.runtime.messages import CallTool, GetPrompt, ServerRequest
+from actors.runtime.messages import CallTool, Complete, GetPrompt, ServerRequest
 from actors.runtime.task_messages import StartTask
 from actors.tools import ErrorType, RefusalReason, ToolSpec
 from actors.tools.check import Refusal, not_offered
@@ -60,6 +60,15 @@ def refusal(
                     f"prompt {call.prompt!r} needs the argument{'s' if len(missing) > 1 else ''} "
                     + ", ".join(repr(m) for m in missing),
                 )
+        case Complete(ref={"type": "ref/prompt", "name": str(name)}) if tools is not None:
+            # A completion of a prompt the server does not offer is refused as its ``prompts/get``
+            # is: a server may answer it with an empty completion, which would set it apart
+            # from a prompt the gateway's policy hides.
+            if (refused := call.refusal(max_argument_bytes)) is not None:
+                return refused
+            offered = {p.prompt_name for p in catalog.prompts}
+            if name not in offered:
+                return not_offered("prompt", name, offered, namespace)
     return call.refusal(max_argument_bytes)
 
 

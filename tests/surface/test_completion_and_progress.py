@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from actors import ErrorType, Runtime
+from actors.tools import RefusalReason
 from actors.runtime.messages import CallTool, Complete
 from tests.servers.surface_server import HELLO_TEXT, HELLO_URI, NOTE_TEMPLATE
 from tests.surface.conftest import WAIT, ServerEntry, config, on_host_thread, read_text, text_of
@@ -58,6 +59,17 @@ def test_prompt_arguments_and_template_variables_complete(surface: ServerEntry) 
         bad = rt.complete(NS, {"type": "ref/tool", "name": "x"}, ("a", "b"))
         assert bad.error_type == ErrorType.VALIDATION, bad
         assert rt.complete(NS, "greet", {"name": "style"}).error_type == ErrorType.VALIDATION
+
+
+def test_a_completion_of_a_prompt_the_server_does_not_offer_is_refused(surface: ServerEntry) -> None:
+    """As its ``prompts/get`` is (a server may answer it with an empty completion): whether the
+    request starts the server or finds it running."""
+    with Runtime.start(config({NS: surface()})) as rt:
+        starting = rt.complete(NS, "no_such_prompt", ("style", "f"), timeout=WAIT)
+        running = rt.complete(NS, "no_such_prompt", ("style", "f"), timeout=WAIT)
+        for refused in (starting, running):
+            assert (refused.error_type, refused.refusal) == (ErrorType.NOT_FOUND, RefusalReason.NOT_OFFERED)
+        assert values(rt.complete(NS, "greet", ("style", "f"), timeout=WAIT)) == ["formal", "friendly"]
 
 
 def test_server_everything_completes_with_context(everything: ServerEntry) -> None:
