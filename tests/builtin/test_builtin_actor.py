@@ -3,6 +3,7 @@ stop answers what is still queued."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,7 +13,8 @@ from typing import Any
 import pykka
 import pytest
 
-from actors.runtime.builtin_actor import DEFAULT_TIMEOUT, MAX_QUEUED, BuiltinActor
+from actors.runtime.builtin_actor import DEFAULT_TIMEOUT, MAX_QUEUED, WORKERS, BuiltinActor
+from actors.runtime.clock import ManualClock
 from actors.runtime.messages import CallTool
 from actors.runtime.timers import TimerService
 from actors.tools import RefusalReason, ToolRegistry, ToolResult, ToolSpec
@@ -27,6 +29,8 @@ class Tools:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.started = threading.Event()
+        self.running = 0
+        self.changed = threading.Condition()
         self.release = threading.Event()
         self.ran: list[str] = []
         self.lock = threading.Lock()
@@ -37,6 +41,9 @@ class Tools:
 
     def slow(self, inputs: dict[str, Any]) -> dict[str, Any]:
         self.started.set()
+        with self.changed:
+            self.running += 1
+            self.changed.notify_all()
         assert self.release.wait(LONG)
         return {"slow": "done"}
 
@@ -60,8 +67,10 @@ def tools(tmp_path: Path) -> Tools:
 
 
 @contextmanager
-def builtin_actor(tools: Tools, **options: Any) -> Iterator[pykka.ActorRef[Any]]:
-    timers = TimerService(name="test-builtin-timers")
+def builtin_actor(
+    tools: Tools, *, timers: TimerService | None = None, **options: Any
+) -> Iterator[pykka.ActorRef[Any]]:
+    timers = timers or TimerService(name="test-builtin-timers")
     ref = BuiltinActor.start(tools.registry, timers=timers, **options)
     try:
         yield ref
@@ -147,9 +156,43 @@ def test_the_queue_is_bounded(tools: Tools) -> None:
     assert tools.ran == ["note:0", "note:1", "note:2", "note:5"]
 
 
-def test_the_default_bound_and_timeout() -> None:
+def test_the_default_bound_is_reached(tools: Tools) -> None:
+    # Every default worker held, then MAX_QUEUED calls wait and the next is refused.
     assert MAX_QUEUED == 256
+    with builtin_actor(tools) as ref:
+        slow = [send(ref, "slow", timeout=LONG) for _ in range(WORKERS)]
+        with tools.changed:
+            assert tools.changed.wait_for(lambda: tools.running == WORKERS, WAIT), tools.running
+        queued = [send(ref, "note", {"n": i}, timeout=LONG) for i in range(MAX_QUEUED)]
+        past = send(ref, "note", {"n": MAX_QUEUED}, timeout=LONG)
+        done, _ = concurrent.futures.wait([past.reply], WAIT)
+        assert done, "the call past the default bound was queued, not refused"
+        refused = answer(past)
+        assert refused.error == (
+            "execution error: builtin/note was not run: the built-in tools are busy (256 calls queued)"
+        )
+        assert not any(call.reply.done() for call in queued)
+        tools.release.set()
+        assert all(answer(call).success for call in slow)
+        assert [answer(call).output for call in queued] == [{"n": i} for i in range(MAX_QUEUED)]
+    assert sorted(tools.ran) == sorted(f"note:{i}" for i in range(MAX_QUEUED))
+
+
+def test_the_default_timeout_is_reached(tools: Tools) -> None:
+    # A call that names no timeout runs until DEFAULT_TIMEOUT on a clock the test moves: not
+    # answered just before it, a timeout at it.
     assert DEFAULT_TIMEOUT == 60.0
+    clock = ManualClock()
+    timers = TimerService(name="test-builtin-timers", clock=clock)
+    with builtin_actor(tools, timers=timers, workers=1) as ref:
+        slow = send(ref, "slow")
+        assert slow.timeout is None
+        assert tools.started.wait(WAIT)
+        clock.advance(DEFAULT_TIMEOUT - 0.5)
+        assert not slow.reply.done(), slow.reply.result(timeout=0)
+        clock.advance(0.5)
+        assert slow.reply.done(), "no answer at the default timeout"
+        assert answer(slow).error == "timeout: builtin/slow took longer than 60 s"
 
 
 def test_stopping_answers_queued_calls_and_runs_none_of_them(tools: Tools) -> None:
