@@ -8,9 +8,16 @@ every call does: the server starts lazily, is idle-stopped, supervised and resta
 arguments meet the one check before anything is sent.
 
 A framework asks for the tools once per turn (or per run): `tools` lists afresh each time, so a
-server's list change reaches the model on its next turn.
+server's list change reaches the model on its next turn. A listing that fails (the runtime was
+shut down during a run, or gave no answer in time) gives the tools last listed, so every adapter
+goes on answering the model (each call then fails as a result, ``cancelled`` after a shutdown)
+and nothing raises in the host; only a first listing that fails raises the runtime's `ToolError`.
 
-Owner: the host's event loop. The name map is thread-safe; nothing else here is mutable.
+Listing starts the servers it lists that the schema cache does not know (all of them, the first
+time, without a cache): a call starts only its own. ``namespaces`` keeps the others out.
+
+Owner: the host's event loop. The name map is thread-safe; the last listing is replaced whole,
+on the host's loop.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from actors.agents.answers import ToolAnswer
 from actors.mcp.names import NameMap
 from actors.runtime.async_facade import AsyncProgress, AsyncRuntime
 from actors.runtime.messages import OnProgress
-from actors.tools import ErrorType, ToolResult, ToolSpec
+from actors.tools import ErrorType, ToolError, ToolResult, ToolSpec
 
 __all__ = ["AgentTool", "Toolbox"]
 
@@ -83,20 +90,29 @@ class Toolbox:
         self.timeout = timeout
         self.list_timeout = list_timeout
         self._names = NameMap()
+        self._last: tuple[AgentTool, ...] | None = None
 
     async def tools(self) -> tuple[AgentTool, ...]:
-        """The tools now, listed afresh (a list change shows on the next call)."""
-        if self.namespaces is None:
-            specs = await self.runtime.list_tools(timeout=self.list_timeout)
-        else:
-            # One namespace at a time: listing them all would start every other server the
-            # schema cache does not know, for tools this toolbox never offers.
-            specs = [
-                spec
-                for namespace in sorted(self.namespaces)
-                for spec in await self.runtime.list_tools(namespace, timeout=self.list_timeout)
-            ]
-        return tuple(self.declared(spec) for spec in specs if self.admits(spec.namespace))
+        """The tools now, listed afresh (a list change shows on the next call); the tools last
+        listed if the listing fails (a `ToolError`, raised when none were listed before)."""
+        try:
+            if self.namespaces is None:
+                specs = await self.runtime.list_tools(timeout=self.list_timeout)
+            else:
+                # One namespace at a time: listing them all would start every other server the
+                # schema cache does not know, for tools this toolbox never offers.
+                specs = [
+                    spec
+                    for namespace in sorted(self.namespaces)
+                    for spec in await self.runtime.list_tools(namespace, timeout=self.list_timeout)
+                ]
+        except ToolError as exc:
+            if self._last is None:
+                raise
+            logger.warning("agents: could not list the tools (%s); offering the last listed", exc)
+            return self._last
+        self._last = tuple(self.declared(spec) for spec in specs if self.admits(spec.namespace))
+        return self._last
 
     def declared(self, spec: ToolSpec) -> AgentTool:
         """``spec`` under its external name."""

@@ -310,6 +310,48 @@ def test_a_server_killed_mid_turn_answers_an_error_and_is_restarted_for_the_next
     asyncio.run(scenario())
 
 
+def test_a_runtime_shut_down_mid_run_answers_the_model_cancelled_and_never_raises_in_the_host(
+    agent_config: dict[str, Any], marker_dir: Path
+) -> None:
+    claude = ScriptedClaude(
+        turn(use("w", "alpha__wait", seconds=300)), turn(use("p", "alpha__whoami")), turn(said("gone"))
+    )
+
+    async def scenario() -> None:
+        async with AsyncRuntime.start(agent_config) as rt:
+
+            async def shut_when_waiting() -> None:
+                assert await eventually(_exists(marker_dir / "alpha.wait.started"), WAIT)
+                await rt.aclose()
+
+            closer = asyncio.ensure_future(shut_when_waiting())
+            client = claude.client()
+            messages: list[Any] = [{"role": "user", "content": "Wait, then who are you?"}]
+            try:
+                final = await run_agent_turns(
+                    client, AnthropicTools(rt), messages=messages, model=MODEL, max_tokens=256
+                )
+            finally:
+                await client.close()
+            await closer
+            assert final.stop_reason == "end_turn"
+            # The call the shutdown cut short, and the one after it: errors, `cancelled`; the
+            # request after the shutdown declared the tools last listed.
+            for request in claude.requests[1:]:
+                [answered] = request["messages"][-1]["content"]
+                assert answered["is_error"] is True and texts(answered)[0].startswith("cancelled"), answered
+            assert claude.requests[2]["tools"] == claude.requests[0]["tools"]
+
+    asyncio.run(scenario())
+
+
+def _exists(path: Path) -> Any:
+    async def check() -> bool:
+        return path.exists()
+
+    return check
+
+
 def test_a_tool_list_change_reaches_the_model_on_its_next_turn(agent_config: dict[str, Any]) -> None:
     grown = "t" * 70  # too long for a plain external name: it is shortened, and maps back
     claude = ScriptedClaude(turn(use("g", "alpha__grow", tool=grown)))

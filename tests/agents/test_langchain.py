@@ -394,3 +394,37 @@ def test_a_tool_name_the_model_made_up_is_answered_with_the_tools_it_was_offered
             assert real.status == "success" and texts(real)[0].startswith("beta "), real
 
     asyncio.run(scenario())
+
+
+def test_a_runtime_shut_down_mid_run_answers_the_model_cancelled_and_never_raises_in_the_host(
+    agent_config: dict[str, Any], marker_dir: Path
+) -> None:
+    async def scenario() -> None:
+        async with AsyncRuntime.start(agent_config) as rt:
+
+            async def shut_when_waiting() -> None:
+                async def started() -> bool:
+                    return (marker_dir / "alpha.wait.started").exists()
+
+                assert await eventually(started, WAIT)
+                await rt.aclose()
+
+            closer = asyncio.ensure_future(shut_when_waiting())
+            model = ScriptedModel(
+                steps=[
+                    calls(("alpha__wait", {"seconds": 300}), tag="w"),
+                    calls(("alpha__whoami", {}), tag="p"),
+                    AIMessage(content="the tools are gone"),
+                ]
+            )
+            result = await create_agent(model, middleware=[McpActorsMiddleware(rt)]).ainvoke(ASK)
+            await closer
+            assert result["messages"][-1].content == "the tools are gone"
+            # The call the shutdown cut short, and the one after it: error messages, `cancelled`;
+            # the turn after the shutdown was offered the tools last listed.
+            answers = tool_messages(result)
+            for answer in (answers["w0"], answers["p0"]):
+                assert answer.status == "error" and texts(answer)[0].startswith("cancelled"), answer
+            assert model.names(2) == model.names(0)
+
+    asyncio.run(scenario())

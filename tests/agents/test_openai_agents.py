@@ -312,6 +312,39 @@ def test_a_server_killed_mid_run_is_restarted_and_the_next_turn_succeeds(
     asyncio.run(main())
 
 
+def test_a_runtime_shut_down_mid_run_answers_the_model_cancelled_and_never_raises_in_the_host(
+    agent_config: dict[str, Any], marker_dir: Path
+) -> None:
+    started = marker_dir / "alpha.wait.started"
+
+    async def main() -> None:
+        async with AsyncRuntime.start(agent_config) as rt:
+
+            async def shut_when_waiting() -> None:
+                assert await eventually(lambda: _true(started.exists()), WAIT), "the call never started"
+                await rt.aclose()
+
+            closer = asyncio.ensure_future(shut_when_waiting())
+            model = Scripted(
+                [
+                    [call("alpha__wait", {"seconds": 300}, call_id="wait")],
+                    [call("alpha__whoami", call_id="whoami")],
+                    [say("the tools are gone")],
+                ]
+            )
+            agent = agent_of(model, mcp_servers=[ActorsMCPServer(rt)])
+            result = await Runner.run(agent, "wait, then who are you?", run_config=RUN)
+            await closer
+            assert result.final_output == "the tools are gone"
+            # The call the shutdown cut short, and the one after it: tool errors, `cancelled`;
+            # the turn after the shutdown was offered the tools last listed.
+            assert text_of(model.turns[1].outputs()["wait"]).startswith("cancelled"), model.turns[1]
+            assert text_of(model.turns[2].outputs()["whoami"]).startswith("cancelled"), model.turns[2]
+            assert model.turns[2].names == model.turns[0].names
+
+    asyncio.run(main())
+
+
 def test_cancelling_the_run_cancels_the_call_at_the_server(
     agent_config: dict[str, Any], marker_dir: Path
 ) -> None:

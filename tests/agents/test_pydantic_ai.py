@@ -254,6 +254,36 @@ def test_a_server_killed_mid_run_fails_that_call_and_is_restarted_for_the_next_t
     asyncio.run(scenario())
 
 
+def test_a_runtime_shut_down_mid_run_answers_the_model_cancelled_and_never_raises_in_the_host(
+    agent_config: dict[str, Any], marker_dir: Path
+) -> None:
+    async def scenario() -> None:
+        async with AsyncRuntime.start(agent_config) as rt:
+
+            async def shut_when_waiting() -> None:
+                assert await eventually(_exists(marker_dir / "alpha.wait.started"), WAIT)
+                await rt.aclose()
+
+            closer = asyncio.ensure_future(shut_when_waiting())
+            script = Script(
+                calls(call("alpha__wait", {"seconds": 300}, "wait")),
+                calls(call("alpha__whoami", {}, "whoami")),
+                say("the tools are gone"),
+            )
+            result = await script.agent(McpActorsToolset(rt)).run("wait, then who are you?")
+            await closer
+            assert result.output == "the tools are gone"
+            # The call the shutdown cut short, and the one after it: failed results, `cancelled`;
+            # the turn after the shutdown was offered the tools last listed.
+            for turn in (2, 3):
+                [answer] = returned(script.seen[turn - 1][0]).values()
+                assert answer.outcome == "failed", answer
+                assert str(answer.content).startswith("cancelled: "), answer
+            assert script.names(3) == script.names(1)
+
+    asyncio.run(scenario())
+
+
 def test_a_failure_the_model_cannot_correct_is_a_failed_result_unless_made_retryable(
     agent_config: dict[str, Any],
 ) -> None:

@@ -31,7 +31,6 @@ from pydantic import PrivateAttr
 from actors.agents.langchain.tools import McpActorsTool
 from actors.agents.toolbox import AgentTool, Toolbox
 from actors.runtime.async_facade import AsyncRuntime
-from actors.tools import ToolError
 
 __all__ = ["McpActorsMiddleware"]
 
@@ -77,12 +76,8 @@ class McpActorsMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         )
 
     async def current_tools(self) -> list[McpActorsTool]:
-        """The runtime's tools now (the last listed, if listing fails)."""
-        try:
-            declared = await self.toolbox.tools()
-        except ToolError as exc:
-            logger.warning("agents: could not list the tools (%s); the model gets the last listed", exc)
-            return list(self._listed)
+        """The runtime's tools now (the last listed, if listing fails: `Toolbox.tools`)."""
+        declared = await self.toolbox.tools()
         self._listed = [self._tool(each) for each in declared]
         self._known.update((tool.name, tool) for tool in self._listed)
         return list(self._listed)
