@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from actors import ErrorType, Runtime
-from actors.tools import RefusalReason
 from actors.runtime.messages import CallTool, Complete
+from actors.tools import RefusalReason
 from tests.servers.surface_server import HELLO_TEXT, HELLO_URI, NOTE_TEMPLATE
 from tests.surface.conftest import WAIT, ServerEntry, config, on_host_thread, read_text, text_of
 
