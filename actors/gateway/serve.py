@@ -29,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, request_response
 
+from actors.gateway.access.audit_http import HTTPAudit
 from actors.gateway.access.guard import Guard
 from actors.gateway.access.limits_http import limit_requests
 from actors.gateway.gateway import Gateway
@@ -189,7 +190,8 @@ def http_app(
     )
     if is_loopback(host):
         app = _LoopbackHosts(app, hosts)
-    return app
+    # Outermost: a request refused by any layer above is recorded too.
+    return HTTPAudit(app, gateway.audit, authenticated=guard is not None)
 
 
 async def serve_http(

@@ -13,7 +13,8 @@ sent it, not again here; the note says so to the gate, which does not count it a
 limit twice either (`RequestNote.forwarded`).
 
 Runs on the gateway's loop; hands each record to the audit's writer (`Audit.submit`) and
-returns.
+returns: over HTTP through the request's exchange (`actors.gateway.access.audit_http.record`),
+which writes the one record of the request the client sent.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from actors.gateway.access.audit import Audit, AuditEvent, Outcome, Who, current_trace_id
+from actors.gateway.access.audit_http import record
 from actors.gateway.access.limits import RATE_LIMITED
 from actors.gateway.access.principal import ReplicaAccess, access_token_of, principal_of
 from actors.gateway.access.uses import Kind, Use
@@ -111,7 +113,7 @@ class AuditMiddleware:
                 who = Who.of(principal_of(ctx))
                 duration = time.monotonic() - began
                 event = AuditEvent(who=who, started=started, duration=duration, trace_id=trace_id, **fields)
-                self._audit.submit(event)
+                record(getattr(ctx.request, "scope", None), self._audit, event)
         finally:
             _NOTE.reset(token)
 

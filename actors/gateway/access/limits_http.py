@@ -28,6 +28,7 @@ from typing import Any
 from starlette.routing import Route
 
 from actors.gateway.access.audit import Audit, AuditEvent, Outcome, Who
+from actors.gateway.access.audit_http import record
 from actors.gateway.access.limits import Decision, RateLimits, limited_error, retry_after_seconds
 from actors.gateway.access.principal import ReplicaAccess, access_token_of, principal_of
 
@@ -95,7 +96,7 @@ class RequestLimits:
             return
         request_id = message.get("id") if message is not None else None
         if self._audit is not None:
-            self._audit.submit(_event(Who.of(principal), message, started, decision))
+            record(scope, self._audit, _event(Who.of(principal), message, started, decision))
         await _refuse(send, request_id, decision)
 
 
