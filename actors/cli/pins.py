@@ -235,7 +235,7 @@ def _check(store: PinStore, config: RuntimeConfig, current: dict[str, ServerPins
         for ref in sorted(pinned.keys() - listed.keys()):
             out.write(f"{name}: {KIND_WORDS[ref[0]]} {ref[1]!r} is no longer listed (its pin stays)\n")
     if changed or new:
-        out.write(f"pins check: {changed} changed, {new} not pinned\n")
+        print(f"pins check: {changed} changed, {new} not pinned", file=sys.stderr)
         return 1
     out.write(f"pins check: every definition of {len(current)} servers is its pin\n")
     return 0

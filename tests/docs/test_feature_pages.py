@@ -11,7 +11,15 @@ import pytest
 from tests.docs.runnable import Command, python_blocks, run_page, steps
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-PAGES = ["resources.md", "prompts.md", "progress.md", "sampling-and-roots.md", "logging.md", "tasks.md"]
+PAGES = [
+    "resources.md",
+    "prompts.md",
+    "progress.md",
+    "sampling-and-roots.md",
+    "logging.md",
+    "tasks.md",
+    "pins.md",
+]
 
 
 @pytest.mark.parametrize("name", PAGES)

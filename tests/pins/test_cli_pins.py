@@ -47,6 +47,7 @@ def test_pins_check_passes_then_exits_1_with_the_diff(
         "pins check: every definition of 1 servers is its pin\n",
     )
     drifted = config_file(tmp_path, drifting(description="Echo, and more.", read_only=False, extra="fresh"))
+    capsys.readouterr()
     status, out = run("pins", "check", "--config", drifted, "--pins", pins)
     assert status == 1
     assert out.splitlines() == [
@@ -54,8 +55,8 @@ def test_pins_check_passes_then_exits_1_with_the_diff(
         "  annotations.readOnlyHint: true -> false",
         '  description: "Echo the text." -> "Echo, and more."',
         f"{NS}: tool 'fresh' is new (not pinned)",
-        "pins check: 1 changed, 1 not pinned",
     ]
+    assert capsys.readouterr().err == "pins check: 1 changed, 1 not pinned\n"
     # The check changes nothing: its pins are still those written.
     assert run("pins", "check", "--config", config_file(tmp_path, drifting()), "--pins", pins)[0] == 0
 

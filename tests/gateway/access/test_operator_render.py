@@ -158,9 +158,10 @@ def test_the_page_refreshes_itself_and_says_when_there_is_nothing() -> None:
     page = render(snapshot([], []))
     assert f'<meta http-equiv="refresh" content="{REFRESH_SECONDS}">' in page
     assert "No servers configured." in page and "No requests recorded yet." in page
+    assert "Nothing held." in page
     elements = parsed(page)
     assert {"script", "link", "img", "iframe"}.isdisjoint(elements.tags)
-    assert elements.tags.count("table") == 2
+    assert elements.tags.count("table") == 3  # servers, held definitions, requests
 
 
 def test_the_admins_rule_the_docs_show_means_what_they_say() -> None:
