@@ -130,6 +130,7 @@ def judge(
     """Judge the definitions ``listed`` (by name) of one ``kind``, at wall-clock ``now``."""
     verdicts: list[Verdict] = []
     pin: dict[Ref, Pin] = {}
+    repin: dict[Ref, Pin] = {}
     hold: dict[Ref, Pin] = {}
     for name, definition in sorted(listed.items()):
         ref: Ref = (kind, name)
@@ -137,8 +138,10 @@ def judge(
         pinned = pins.pinned.get(ref)
         sight = sight_of(pinned, pins.held.get(ref), seen.digest)
         action = DECISIONS[mode, sight]
-        if action in (Action.PIN, Action.REPIN):
+        if action is Action.PIN:
             pin[ref] = seen
+        elif action is Action.REPIN:
+            repin[ref] = seen
         elif action is Action.HOLD:
             hold[ref] = seen
         verdicts.append(Verdict(ref, sight, action, seen, pinned))
@@ -147,4 +150,6 @@ def judge(
         # Held definitions of this kind that this list does not hold (any more) go.
         kept = {v.ref for v in verdicts if not v.action.offered}
         release = frozenset(ref for ref in pins.held if ref[0] == kind and ref not in kept)
-    return Judgement(kind, tuple(verdicts), PinChange(pin=pin, hold=hold, release=release, at=now))
+    return Judgement(
+        kind, tuple(verdicts), PinChange(pin=pin, repin=repin, hold=hold, release=release, at=now)
+    )

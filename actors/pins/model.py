@@ -61,12 +61,15 @@ class PinChange:
     """What to change in a server's pins, applied where they are kept (`ServerPins.apply`).
 
     In order: ``replace`` drops every pin and held definition first (``pins write``); then
-    ``pin`` sets pins (new names, re-pins in ``warn`` mode); ``hold`` records held definitions;
-    ``release`` drops held ones (their server went back, or dropped them); ``approve`` (names,
-    of any kind) or ``approve_all`` makes the held definitions of those names their pins.
+    ``pin`` pins names on their first sight (a name pinned meanwhile, elsewhere, keeps that
+    pin: the first sight anywhere wins); ``repin`` sets pins whatever they were (``warn`` mode);
+    ``hold`` records held definitions (not one that is its name's pin by now); ``release``
+    drops held ones (their server went back, or dropped them); ``approve`` (names, of any kind)
+    or ``approve_all`` makes the held definitions of those names their pins.
     """
 
     pin: Mapping[Ref, Pin] = field(default_factory=dict)
+    repin: Mapping[Ref, Pin] = field(default_factory=dict)
     hold: Mapping[Ref, Pin] = field(default_factory=dict)
     release: frozenset[Ref] = frozenset()
     approve: frozenset[str] = frozenset()
@@ -76,7 +79,16 @@ class PinChange:
     """When (wall-clock seconds): an approved pin's time."""
 
     def __bool__(self) -> bool:
-        return bool(self.pin or self.hold or self.release or self.approve or self.approve_all or self.replace)
+        changes = (
+            self.pin,
+            self.repin,
+            self.hold,
+            self.release,
+            self.approve,
+            self.approve_all,
+            self.replace,
+        )
+        return any(bool(change) for change in changes)
 
 
 def approved_refs(held: Iterable[Ref], names: Iterable[str], everything: bool) -> list[Ref]:
@@ -97,8 +109,12 @@ class ServerPins:
         """These pins with ``change`` made (see `PinChange` for the order)."""
         pinned = {} if change.replace else dict(self.pinned)
         held = {} if change.replace else dict(self.held)
-        pinned.update(change.pin)
-        held.update(change.hold)
+        for ref, pin in change.pin.items():
+            pinned.setdefault(ref, pin)
+        pinned.update(change.repin)
+        for ref, pin in change.hold.items():
+            if (now := pinned.get(ref)) is None or now.digest != pin.digest:
+                held[ref] = pin
         for ref in change.release:
             held.pop(ref, None)
         for ref in approved_refs(held, change.approve, change.approve_all):

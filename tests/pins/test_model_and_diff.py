@@ -71,3 +71,18 @@ def test_the_diff_names_each_changed_property_with_old_and_new() -> None:
 def test_a_bool_is_not_a_number_in_a_diff() -> None:
     assert property_changes({"a": True}, {"a": 1}) == [PropertyChange("a", True, 1)]
     assert property_changes({"a": [1, 2]}, {"a": [1, 2]}) == []
+
+
+def test_the_first_sight_anywhere_wins_and_a_hold_of_the_pin_is_moot() -> None:
+    # Another process pinned the name first: a first sight here keeps that pin ...
+    theirs = ServerPins("ns", {("tools", "echo"): Pin.of(V1, 1.0)})
+    mine = theirs.apply(PinChange(pin={("tools", "echo"): Pin.of(V2, 2.0)}))
+    assert mine.pinned[("tools", "echo")].definition == V1
+    # ... while warn's re-pin replaces it, and a hold of what is the pin by now is dropped.
+    assert (
+        theirs.apply(PinChange(repin={("tools", "echo"): Pin.of(V2, 2.0)}))
+        .pinned[("tools", "echo")]
+        .definition
+        == V2
+    )
+    assert theirs.apply(PinChange(hold={("tools", "echo"): Pin.of(V1, 2.0)})).held == {}

@@ -51,7 +51,7 @@ def test_the_signature_follows_the_file(tmp_path: Path) -> None:
     store = FilePinStore(tmp_path)
     store.apply("k", "ns", PinChange(pin={("tools", "echo"): Pin.of(V1, 1.0)}))
     before = store.signature("k")
-    store.apply("k", "ns", PinChange(pin={("tools", "echo"): Pin.of(V2, 1.0)}))
+    store.apply("k", "ns", PinChange(repin={("tools", "echo"): Pin.of(V2, 1.0)}))
     assert store.signature("k") != before
     unchanged = store.signature("k")
     store.write("k", store.load("k") or ServerPins())  # the same text: not rewritten
