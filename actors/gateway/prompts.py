@@ -10,6 +10,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from actors.gateway import hints
+from actors.gateway.absent import shape_refusal
 from actors.gateway.access.gate import AccessGate, Admission, refusal_error
 from actors.gateway.access.principal import principal_of
 from actors.gateway.access.uses import Use
@@ -80,6 +81,11 @@ class Prompts:
         arguments = dict(params.arguments or {})
         answer = self._answer(params.name)
         async with self._gate.guard(principal_of(ctx), Use.prompt(namespace, name, arguments)) as admission:
+            if admission.hidden:
+                # As for a prompt that does not exist: the runtime checks the request's shape first.
+                shaped = shape_refusal(self._serving().config, GetPrompt(namespace, name, arguments))
+                if shaped is not None:
+                    raise protocol_error(shaped)
             _check(admission, params.name)
             if self._rounds.applies(ctx, namespace):
 

@@ -15,6 +15,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from actors.gateway import hints
+from actors.gateway.absent import shape_refusal
 from actors.gateway.access.gate import AccessGate, refused_call
 from actors.gateway.access.limits import RATE_LIMITED
 from actors.gateway.access.principal import principal_of
@@ -80,7 +81,11 @@ class Tools:
         arguments = dict(params.arguments or {})
         async with self._gate.guard(principal_of(ctx), Use.call(namespace, bare, arguments)) as admission:
             if admission.hidden:
-                raise _unknown(params.name)  # as for a tool that does not exist
+                # As for a tool that does not exist: the runtime checks the call's shape first.
+                shaped = shape_refusal(serving.config, CallTool(namespace, bare, arguments))
+                if shaped is not None:
+                    return self._answer(shaped, params.name)
+                raise _unknown(params.name)
             if admission.refused:
                 return refused_call(admission)
             token = (ctx.meta or {}).get("progress_token") if isinstance(ctx.meta, Mapping) else None

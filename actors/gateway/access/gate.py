@@ -118,7 +118,10 @@ class AccessGate:
             note.use = use
             note.denied = None if admission.allowed else admission.verdict
         forwarded = note is not None and note.forwarded  # counted at the replica it came to
-        if admission.allowed and self._limits is not None and use.action is Action.CALL and not forwarded:
+        # A hidden call is counted as an allowed one: a call of a tool that does not exist is,
+        # and only a limit that refuses both alike keeps a hidden tool from showing.
+        limited = admission.allowed or admission.hidden
+        if limited and self._limits is not None and use.action is Action.CALL and not forwarded:
             decision = await self._limits.admit_tool(principal, use.server, use.name)
             if not decision.allowed:
                 if note is not None and decision.key is not None:

@@ -3,9 +3,10 @@ the gateway serves that names one thing: a real gateway (``mcp-actors serve --ht
 ``access.auth`` and ``access.policy``), a token from our own issuer, a real `mcp.Client` in
 both eras.
 
-bob may use the whole of ``fx`` but four things of it: for each method, the answer for one of
+bob may use the whole of ``fx`` but five things of it: for each method, the answer for one of
 those and for a name ``fx`` never had must not differ (code, message with the name put aside,
-data, shape). A difference tells him that what he may not see exists.
+data, shape), with plain arguments, arguments over the server's ``maxArgumentBytes``, and past
+a rate limit. A difference tells him that what he may not see exists.
 
 (``tasks/*`` name a task by an id that carries its caller: another caller's task is refused
 before any backend is asked, as an id that never existed: tests/gateway/access/
@@ -14,6 +15,9 @@ test_tasks_per_user.py.)
 
 from __future__ import annotations
 
+import contextlib
+import json
+import re
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
@@ -24,9 +28,9 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from tests.gateway.access.identity import SCOPE, client
-from tests.gateway.access.test_policy_gateway import policy_gateway
-from tests.gateway.conftest import GatewayProcess
+from tests.gateway.access.identity import SCOPE, auth_keys, client
+from tests.gateway.conftest import GatewayProcess, fixture, write_config
+from tests.servers.http_server import free_port
 from tests.servers.oidc_issuer import OIDCIssuer
 
 pytestmark = pytest.mark.timeout(120)
@@ -37,6 +41,9 @@ permit (principal in Group::"ops", action in Action::"use", resource in Server::
 
 @id("hidden-tool")
 forbid (principal in Group::"ops", action, resource == Tool::"fx/echo");
+
+@id("hidden-limited-tool")
+forbid (principal in Group::"ops", action, resource == Tool::"fx/sleep");
 
 @id("hidden-prompt")
 forbid (principal in Group::"ops", action, resource == Prompt::"fx/greet");
@@ -49,6 +56,11 @@ forbid (principal in Group::"ops", action, resource == Template::"fixture://item
 """
 
 Ask = Callable[[Client, str], Awaitable[Any]]
+
+MAX_ARGUMENT_BYTES = 256
+"""``fx``'s ``maxArgumentBytes``: arguments over it are refused whatever they are for."""
+LIMITED = ("fx/sleep", "fx/no_such_limited_tool")
+"""Tools (one hidden, one absent) with a rate limit of one call an hour per user."""
 
 
 def _prompt_ref(name: str) -> types.PromptReference:
@@ -65,10 +77,28 @@ async def _subscribe(session: Client, uri: str) -> Any:
         return await session.subscribe_resource(uri)
 
 
+async def _twice(session: Client, name: str) -> Any:
+    """The second call: the first took the one the limit allows."""
+    with contextlib.suppress(MCPError):
+        await session.call_tool(name, {"seconds": 0})
+    return await session.call_tool(name, {"seconds": 0})
+
+
 # method: how it is asked, of what bob may not see, of what does not exist.
 METHODS: dict[str, tuple[Ask, str, str]] = {
     "tools/call": (lambda s, n: s.call_tool(n, {"text": "hi"}), "fx__echo", "fx__no_such_tool"),
+    "tools/call (arguments too large)": (
+        lambda s, n: s.call_tool(n, {"text": "x" * MAX_ARGUMENT_BYTES}),
+        "fx__echo",
+        "fx__no_such_tool",
+    ),
+    "tools/call (over its rate)": (_twice, "fx__sleep", "fx__no_such_limited_tool"),
     "prompts/get": (lambda s, n: s.get_prompt(n, {"name": "Ann"}), "fx__greet", "fx__no_such_prompt"),
+    "prompts/get (arguments too large)": (
+        lambda s, n: s.get_prompt(n, {"name": "x" * MAX_ARGUMENT_BYTES}),
+        "fx__greet",
+        "fx__no_such_prompt",
+    ),
     "completion/complete (prompt)": (
         lambda s, n: s.complete(_prompt_ref(n), {"name": "name", "value": "A"}),
         "fx__greet",
@@ -91,26 +121,43 @@ METHODS: dict[str, tuple[Ask, str, str]] = {
 
 @pytest.fixture(scope="module")
 def gateway(issuer: OIDCIssuer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
-    yield from policy_gateway(tmp_path_factory.mktemp("hidden-as-absent"), issuer, POLICY)
+    folder = tmp_path_factory.mktemp("hidden-as-absent")
+    (folder / "policy.cedar").write_text(POLICY)
+    port = free_port()
+    hourly = {"perUser": {"rate": 1, "per": "hour", "burst": 1}}
+    access = {
+        "auth": auth_keys(issuer, f"http://127.0.0.1:{port}/mcp"),
+        "policy": "policy.cedar",
+        "limits": {"tools": dict.fromkeys(LIMITED, hourly)},
+    }
+    servers = {"fx": fixture("--surface", maxArgumentBytes=MAX_ARGUMENT_BYTES)}
+    with GatewayProcess(write_config(folder, servers, access=access), folder, port=port) as gateway:
+        yield gateway
 
 
 async def answer(session: Client, ask: Ask, name: str) -> tuple[Any, ...]:
     """What ``name`` is answered with, the name itself put aside: an error's code, message and
-    data, or a result's type and content."""
+    data, or a result's type and content (times put aside too: `_aside`)."""
     try:
         result = await ask(session, name)
     except MCPError as exc:
         error = exc.error
-        return ("error", error.code, error.message.replace(name, "<name>"), error.data)
-    shown = result.model_dump_json(by_alias=True, exclude_none=True).replace(name, "<name>")
-    return ("result", type(result).__name__, shown)
+        return ("error", error.code, _aside(error.message, name), _aside(json.dumps(error.data), name))
+    return ("result", type(result).__name__, _aside(result.model_dump_json(by_alias=True), name))
+
+
+def _aside(text: str, name: str) -> str:
+    """``text`` without ``name`` (as the client gave it, or as ``ns/name``), nor the numbers of
+    a time (when to retry after a limit)."""
+    text = text.replace(name, "<name>").replace(name.replace("__", "/", 1), "<name>")
+    return re.sub(r"\d+\.\d+|\d{4,}", "#", text)
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 def test_what_is_hidden_answers_as_what_does_not_exist(
     issuer: OIDCIssuer, gateway: GatewayProcess, mode: str
 ) -> None:
-    bob = issuer.mint(sub="bob", aud=gateway.url, scope=SCOPE, groups=["ops"])
+    bob = issuer.mint(sub=f"bob-{mode}", aud=gateway.url, scope=SCOPE, groups=["ops"])
 
     async def scenario() -> dict[str, tuple[Any, Any]]:
         answers = {}
