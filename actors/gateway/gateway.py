@@ -158,7 +158,10 @@ class Gateway:
             cache_hints = CacheHints(per_caller=authenticated or affinity is not None)
             gate = self.gate
             records = task_records if task_records is not None else MemoryTaskRecords()
-            self.tasks = Tasks(requests, HeldTasks(requests, self._handoff, records, replica, replica_alive))
+            held_tasks = HeldTasks(
+                requests, self._handoff, records, replica, replica_alive, polices=lambda: gate.polices
+            )
+            self.tasks = Tasks(requests, held_tasks)
             """The tasks passed through to backends and those the gateway holds (``"tasks"``)."""
             self._tools = Tools(requests, self._forwarding, self._now, rounds, cache_hints, gate, self.tasks)
             self._resources = Resources(requests, self._handoff, bus, affinity, cache_hints, gate)

@@ -34,7 +34,7 @@ from mcp.shared.exceptions import MCPError
 
 from actors.config import TaskKeys
 from actors.gateway.access.limits import RATE_LIMITED
-from actors.gateway.conversion import tool_answer
+from actors.gateway.conversion import is_not_offered, tool_answer
 from actors.gateway.handoff import LoopHandoff
 from actors.gateway.relays import ClientRelay
 from actors.gateway.rounds import declared
@@ -98,8 +98,12 @@ class HeldTasks:
         records: TaskRecords,
         replica: str | None = None,
         alive: Callable[[str], bool] | None = None,
+        polices: Callable[[], bool] = lambda: False,
     ) -> None:
         self.handoff = handoff
+        self._polices = polices
+        """Whether a policy is in force: a tool not offered then ends its task without the
+        backend's hint, which would name tools its caller may not see."""
         self._requests = requests
         self._records = records
         self._replica = replica if replica is not None else f"{_PROCESS}{uuid.uuid4().hex}"
@@ -109,9 +113,17 @@ class HeldTasks:
         self._running: dict[str, _Running] = {}
 
     async def start(
-        self, ctx: Any, namespace: str, call: CallTool, keys: TaskKeys, caller: str
+        self,
+        ctx: Any,
+        namespace: str,
+        call: CallTool,
+        keys: TaskKeys,
+        caller: str,
+        answer: ToolResult | None = None,
     ) -> JSONObject:
-        """Hold ``call`` as a task for the client of ``ctx``: the ``CreateTaskResult``'s task."""
+        """Hold ``call`` as a task for the client of ``ctx``: the ``CreateTaskResult``'s task.
+        ``answer``: what the call ends with, decided here and never sent (a call of a tool its
+        caller may not see, answered as one that does not exist)."""
         if await self._records.unfinished(caller) >= keys.per_caller:
             raise MCPError(
                 RATE_LIMITED, f"{keys.per_caller} tasks of this caller are unfinished: wait for one"
@@ -122,7 +134,7 @@ class HeldTasks:
         watching = bool(self._running)
         running = self._running[task_id] = _Running()
         held = call.with_inputs(_TaskInputs(self, task_id, declared(ctx)))
-        running.task = self.handoff.start(self._run(ctx, held, record, keys))
+        running.task = self.handoff.start(self._run(ctx, held, record, keys, answer))
         if not watching and self._alive is not None:  # replicas: others may write its record
             self.handoff.start(self._watch())
         return record.answer(detailed=False)
@@ -227,10 +239,19 @@ class HeldTasks:
             raise MCPError(types.INVALID_PARAMS, f"Task not found: {task_id}")
         return record
 
-    async def _run(self, ctx: Any, call: CallTool, record: TaskRecord, keys: TaskKeys) -> None:
+    async def _run(
+        self, ctx: Any, call: CallTool, record: TaskRecord, keys: TaskKeys, answer: ToolResult | None
+    ) -> None:
         try:
-            result = await self._requests.held(ctx, record.namespace, call, ClientRelay(ctx))
-            ended = await _ended(record, result, keys)
+            if answer is not None:
+                result = answer
+            else:
+                result = await self._requests.held(ctx, record.namespace, call, ClientRelay(ctx))
+            if self._polices() and is_not_offered(result):
+                error = {"code": types.INVALID_PARAMS, "message": f"Unknown tool: {record.tool}"}
+                ended = record.moved(TaskStatus.FAILED, error=error, input_requests={})
+            else:
+                ended = await _ended(record, result, keys)
         except asyncio.CancelledError:
             return  # cancelled: `cancel` wrote the record
         except Exception as exc:  # the record must end whatever happened to the call

@@ -107,9 +107,12 @@ class Tasks:
         self._requests = requests
         self.held = held
 
-    async def hold(self, ctx: Any, namespace: str, call: CallTool, keys: TaskKeys) -> TaskAnswer:
-        """Answer a call with a task the gateway holds (`HeldTasks.start`)."""
-        task = await self.held.start(ctx, namespace, call, keys, caller_of(ctx))
+    async def hold(
+        self, ctx: Any, namespace: str, call: CallTool, keys: TaskKeys, answer: ToolResult | None = None
+    ) -> TaskAnswer:
+        """Answer a call with a task the gateway holds (`HeldTasks.start`; ``answer``: what it
+        ends with, never sent)."""
+        task = await self.held.start(ctx, namespace, call, keys, caller_of(ctx), answer)
         return TaskAnswer.model_validate({**task, "resultType": "task"})
 
     async def get(self, ctx: Any, params: TaskIdParams) -> TaskAnswer:

@@ -15,7 +15,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from actors.gateway import hints
-from actors.gateway.absent import shape_refusal
+from actors.gateway.absent import not_offered_result, shape_refusal
 from actors.gateway.access.gate import AccessGate, refused_call
 from actors.gateway.access.limits import RATE_LIMITED
 from actors.gateway.access.principal import principal_of
@@ -81,11 +81,14 @@ class Tools:
         arguments = dict(params.arguments or {})
         async with self._gate.guard(principal_of(ctx), Use.call(namespace, bare, arguments)) as admission:
             if admission.hidden:
-                # As for a tool that does not exist: the runtime checks the call's shape first.
-                shaped = shape_refusal(serving.config, CallTool(namespace, bare, arguments))
-                if shaped is not None:
-                    return self._answer(shaped, params.name)
-                raise _unknown(params.name)
+                # As for a tool that does not exist: what the runtime would answer it (its shape
+                # checked first), held as a task where a call of it would be.
+                absent = CallTool(namespace, bare, arguments)
+                answer = shape_refusal(serving.config, absent) or not_offered_result(namespace, bare)
+                keys = serving.config.gateway.tasks(namespace)
+                if declares_tasks(ctx) and keys.hold:
+                    return await self._tasks.hold(ctx, namespace, absent, keys, answer)
+                return self._answer(answer, params.name)
             if admission.refused:
                 return refused_call(admission)
             token = (ctx.meta or {}).get("progress_token") if isinstance(ctx.meta, Mapping) else None

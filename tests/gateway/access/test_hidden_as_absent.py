@@ -20,6 +20,7 @@ import json
 import re
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -28,6 +29,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
+from actors.mcp.sdk_transport.tasks import TasksExtension
 from tests.gateway.access.identity import SCOPE, auth_keys, client
 from tests.gateway.conftest import GatewayProcess, fixture, write_config
 from tests.servers.http_server import free_port
@@ -147,9 +149,11 @@ async def answer(session: Client, ask: Ask, name: str) -> tuple[Any, ...]:
 
 
 def _aside(text: str, name: str) -> str:
-    """``text`` without ``name`` (as the client gave it, or as ``ns/name``), nor the numbers of
-    a time (when to retry after a limit)."""
+    """``text`` without ``name`` (as the client gave it, as ``ns/name``, or bare, as a held
+    task's error names it), nor the numbers of a time (when to retry after a limit)."""
     text = text.replace(name, "<name>").replace(name.replace("__", "/", 1), "<name>")
+    bare = name.partition("__")[2]
+    text = re.sub(rf"\b{re.escape(bare)}\b", "<name>", text) if bare else text
     return re.sub(r"\d+\.\d+|\d{4,}", "#", text)
 
 
@@ -171,3 +175,27 @@ def test_what_is_hidden_answers_as_what_does_not_exist(
     answers = anyio.run(scenario)
     differ = {method: pair for method, pair in answers.items() if pair[0] != pair[1]}
     assert not differ, differ
+
+
+def test_a_held_call_of_a_hidden_tool_ends_as_one_of_an_absent_tool(
+    issuer: OIDCIssuer, tmp_path: Path
+) -> None:
+    """With ``"tasks": {"hold": true}`` the gateway answers a client that follows tasks with a
+    task at once and runs the call behind it: the call of a hidden tool must end as the call of
+    a tool that does not exist, and say nothing of the tools the server has."""
+    (tmp_path / "policy.cedar").write_text(POLICY)
+    port = free_port()
+    access = {"auth": auth_keys(issuer, f"http://127.0.0.1:{port}/mcp"), "policy": "policy.cedar"}
+    servers = {"fx": fixture("--surface", tasks={"hold": True}, protocol="legacy", healthCheckInterval=0)}
+
+    async def scenario(gateway: GatewayProcess) -> dict[str, tuple[Any, ...]]:
+        bob = issuer.mint(sub="bob-held", aud=gateway.url, scope=SCOPE, groups=["ops"])
+        async with client(gateway, bob, "2026-07-28", extensions=[TasksExtension()]) as session:
+            assert (await session.call_tool("fx__add", {"a": 1, "b": 2})).content
+            ask: Ask = lambda s, n: s.call_tool(n, {"text": "hi"})  # noqa: E731
+            return {name: await answer(session, ask, name) for name in ("fx__echo", "fx__no_such_tool")}
+
+    with GatewayProcess(write_config(tmp_path, servers, access=access), tmp_path, port=port) as gateway:
+        ended = anyio.run(scenario, gateway)
+    assert ended["fx__echo"] == ended["fx__no_such_tool"], ended
+    assert "add" not in json.dumps(ended["fx__no_such_tool"]), ended  # no hint of fx's tools
