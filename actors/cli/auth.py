@@ -131,8 +131,9 @@ def _remote_server(config: RuntimeConfig, namespace: str) -> ServerConfig | None
 
 def _auth_of(server: ServerConfig, store: TokenStore) -> str | None:
     """A remote server's ``ok``, ``expired`` or ``needs login`` (read from ``store``, on the
-    command's thread); ``header`` when its config sends its own credentials; ``per caller`` for a
-    per-user server (the caller's token); None for stdio."""
+    command's thread); ``header`` when its config sends its own credentials (an ``Authorization``
+    header, or headers of its own such as an API key, with no ``oauth`` and no stored login);
+    ``per caller`` for a per-user server (the caller's token); None for stdio."""
     if server.transport == "stdio" or not server.url:
         return None
     if server.affinity == "user":
@@ -143,4 +144,8 @@ def _auth_of(server: ServerConfig, store: TokenStore) -> str | None:
     from actors.mcp.auth import auth_status  # noqa: PLC0415
 
     status: str = auth_status(server, store)
+    if status == "needs login" and server.oauth is None and server.headers:
+        # Header values are its credentials (they are masked as secrets everywhere): a server
+        # that takes an API key in a header of its own works without a login.
+        return "header"
     return status

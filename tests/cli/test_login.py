@@ -131,6 +131,17 @@ def test_a_server_with_its_own_authorization_header_shows_header(
     assert "from-config" not in out
 
 
+def test_a_server_with_static_headers_of_its_own_does_not_need_a_login(
+    oauth_server: OAuthServer, store: TokenStore, tmp_path: Path
+) -> None:
+    """An API key in a header of its own (no ``Authorization``, no ``oauth``): the entry sends its
+    credentials, and ``check`` says so rather than asking for a login the server never wants."""
+    config = str(write_config(tmp_path, oauth_server, headers={"X-API-Key": "static-key-from-config"}))
+    status, out = run("check", "--config", config)
+    assert (status, auth_line(out)) == (0, f"{NS}: auth: header")
+    assert "login" not in out and "static-key-from-config" not in out
+
+
 def test_logout_forgets_the_login(
     oauth_server: OAuthServer, store: TokenStore, browser: list[str], tmp_path: Path
 ) -> None:
