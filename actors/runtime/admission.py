@@ -2,8 +2,8 @@
 
 The request's own shape and size (the one check, `actors.tools.check`), then what the server is
 known to offer (once it ran, or the schema cache knew): a tool or prompt whose changed definition
-waits for an approval (`actors.pins`), an unknown tool or prompt (or a completion of one), a task-only
-tool, arguments that do not fit the tool's schema, a prompt's missing arguments. Pure: called on
+waits for an approval (`actors.pins`), an unknown tool or prompt (started as a task, or a
+completion of one), a task-only tool, arguments that do not fit the tool's schema, a prompt's missing arguments. Pure: called on
 the server actor's thread with what it owns.
 """
 
@@ -60,6 +60,11 @@ def refusal(
                     f"prompt {call.prompt!r} needs the argument{'s' if len(missing) > 1 else ''} "
                     + ", ".join(repr(m) for m in missing),
                 )
+        case StartTask(tool=str(name)) if tools is not None and name not in tools:
+            # As its plain call is: a backend would answer a tool it lacks in words of its own.
+            if (refused := call.refusal(max_argument_bytes)) is not None:
+                return refused
+            return not_offered("tool", name, tools, namespace)
         case Complete(ref={"type": "ref/prompt", "name": str(name)}) if tools is not None:
             # A completion of a prompt the server does not offer is refused as its ``prompts/get``
             # is: a server may answer it with an empty completion, which would set it apart

@@ -136,6 +136,17 @@ def test_bad_input_is_refused_before_anything_starts(rt: Runtime) -> None:
     assert counts(rt)["started"] == 0
 
 
+def test_a_tool_the_server_does_not_offer_is_refused_as_its_plain_call_is(rt: Runtime) -> None:
+    """Not sent: the backend would answer it in words of its own (a tool error, say)."""
+    with pytest.raises(ToolError) as first:
+        rt.start_task("t/no_such_job", {}, timeout=WAIT)  # starts the server: checked once it ran
+    with pytest.raises(ToolError) as again:
+        rt.start_task("t/no_such_job", {}, timeout=WAIT)
+    for refused in (first, again):
+        assert refused.value.error_type == ErrorType.NOT_FOUND
+    assert counts(rt)["started"] == 0
+
+
 def test_a_server_without_tasks_answers_the_call_and_the_handle_holds_it() -> None:
     servers = {"t": task_server(protocol="legacy"), "f": stdio_server(healthCheckInterval=0)}
     with Runtime.start(config(servers)) as rt:

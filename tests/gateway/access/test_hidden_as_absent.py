@@ -32,6 +32,8 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from actors.mcp.sdk_transport.tasks import TasksExtension
 from tests.gateway.access.identity import SCOPE, auth_keys, client
 from tests.gateway.conftest import GatewayProcess, fixture, write_config
+from tests.harness import forkserver
+from tests.runtime.conftest import ROOT
 from tests.servers.http_server import free_port
 from tests.servers.oidc_issuer import OIDCIssuer
 
@@ -199,3 +201,34 @@ def test_a_held_call_of_a_hidden_tool_ends_as_one_of_an_absent_tool(
         ended = anyio.run(scenario, gateway)
     assert ended["fx__echo"] == ended["fx__no_such_tool"], ended
     assert "add" not in json.dumps(ended["fx__no_such_tool"]), ended  # no hint of fx's tools
+
+
+def test_a_task_call_of_a_hidden_tool_answers_as_one_of_an_absent_tool(
+    issuer: OIDCIssuer, tmp_path: Path
+) -> None:
+    """A backend that makes tasks (tests/servers/task_server.py) and a client that follows
+    them: a call of a hidden tool answers as a call of a tool the backend does not have."""
+    (tmp_path / "policy.cedar").write_text(
+        '@id("ops-tasks")\npermit (principal in Group::"ops", action, resource in Server::"tasks");\n'
+        '@id("hidden")\nforbid (principal, action, resource == Tool::"tasks/slow_compute");\n'
+    )
+    port = free_port()
+    access = {"auth": auth_keys(issuer, f"http://127.0.0.1:{port}/mcp"), "policy": "policy.cedar"}
+    command, *args = forkserver.python_module("tests.servers.task_server", "--poll-ms", "50")
+    backend = {"command": command, "args": args, "cwd": str(ROOT), "protocol": "2026-07-28"}
+
+    async def scenario(gateway: GatewayProcess) -> dict[str, tuple[Any, ...]]:
+        bob = issuer.mint(sub="bob-tasks", aud=gateway.url, scope=SCOPE, groups=["ops"])
+        async with client(gateway, bob, "2026-07-28", extensions=[TasksExtension()]) as session:
+            assert (await session.list_tools()).tools  # what he may use answers
+            ask: Ask = lambda s, n: s.call_tool(n, {"seconds": 0})  # noqa: E731
+            return {
+                name: await answer(session, ask, name)
+                for name in ("tasks__slow_compute", "tasks__no_such_job")
+            }
+
+    with GatewayProcess(
+        write_config(tmp_path, {"tasks": backend}, access=access), tmp_path, port=port
+    ) as gateway:
+        ended = anyio.run(scenario, gateway)
+    assert ended["tasks__slow_compute"] == ended["tasks__no_such_job"], ended
