@@ -3,8 +3,8 @@
 The request's own shape and size (the one check, `actors.tools.check`), then what the server is
 known to offer (once it ran, or the schema cache knew): a tool or prompt whose changed definition
 waits for an approval (`actors.pins`), an unknown tool or prompt (started as a task, or a
-completion of one), a task-only tool, arguments that do not fit the tool's schema, a prompt's missing arguments. Pure: called on
-the server actor's thread with what it owns.
+completion of one), a task-only tool, arguments that do not fit the tool's schema, a prompt's
+missing arguments. Pure: called on the server actor's thread with what it owns.
 """
 
 from __future__ import annotations
