@@ -78,6 +78,8 @@ _NEVER_STARTED = (_S.IDLE, _S.RETIRED_IDLE)
 _AT_REST_OR_STOPPED = (ServerState.IDLE, ServerState.STOPPED)
 _RETIRED_REFUSAL = Refuse(ErrorType.CANCELLED, Text(TextKind.RETIRED))
 _STOPPED_TEXT = Text(TextKind.STOPPED)
+_NOT_STARTED_WAITING = FailWaiting(ErrorType.NOT_STARTED, Text(TextKind.NOT_STARTED))
+_IN_BACKOFF = (_S.RESTARTING, _S.RESTARTING_CLOSING)
 
 
 # ---- the moves several rules share --------------------------------------------------------
@@ -99,8 +101,9 @@ def _start(stage: Stage) -> _Out:
 
 def _finish_stop(wanted: bool, then_start: bool) -> _Out:
     effects: tuple[Effect, ...] = (Tell(Supervisor.STOPPED), AnswerStops())
-    if not (then_start or wanted):
-        return _S.STOPPED, effects
+    if not (then_start or wanted):  # no start comes: whoever waited for one is answered now
+        ended = (_NOT_STARTED_WAITING, AnswerDescribes(), FailStarts(ErrorType.CANCELLED, _STOPPED_TEXT))
+        return _S.STOPPED, effects + ended
     stage, more = _start(_S.STOPPED)
     return stage, effects + more
 
@@ -136,7 +139,7 @@ def _cancelled_start(stage: Stage, wanted: bool) -> _Out:
     if stage == _S.RETIRING_CANCEL:
         return _S.RETIRED, (*effects, Tell(Supervisor.STOPPED), AnswerStops())
     to, more = _finish_stop(wanted, then_start=stage == _S.CANCELLING_THEN_START)
-    return to, effects + more
+    return to, effects + tuple(e for e in more if not isinstance(e, AnswerDescribes | FailStarts))
 
 
 # ---- one rule per event kind (None: refused) ----------------------------------------------
@@ -170,7 +173,9 @@ def _start_asked(stage: Stage, event: StartAsked) -> _Out:
 
 
 def _describe(stage: Stage, event: DescribeAsked) -> _Out:
-    if event.tools_known or stage.retired:
+    # A server waiting out its backoff after a crash or a failed start is not started again
+    # for a list, nor waited for: the list is answered with what is known (maybe nothing).
+    if event.tools_known or stage.retired or stage == _S.RUNNING or stage in _IN_BACKOFF:
         return stage, (AnswerNow(),)
     if stage.public in _AT_REST_OR_STOPPED:
         to, effects = _start(stage)
@@ -205,7 +210,11 @@ def _connected(stage: Stage, event: Connected) -> _Out | None:
         )
     if stage in _CANCELLING:  # it got there before the cancel did: close it
         after = {_S.CANCELLING: _S.CLOSING, _S.CANCELLING_THEN_START: _S.CLOSING_THEN_START}
-        return after.get(stage, _S.RETIRING), (Learn(), CloseSession())
+        # Its tools are known now; a start asked before the stop ends as that stop (one asked
+        # after it waits for the start owed).
+        ended = (FailStarts(ErrorType.CANCELLED, Text(TextKind.STOPPED_WHILE_STARTING)),)
+        owed = ended if stage == _S.CANCELLING else ()
+        return after.get(stage, _S.RETIRING), (Learn(), AnswerDescribes(), *owed, CloseSession())
     return None
 
 
@@ -338,10 +347,12 @@ _GIVE_UP = {
 def _give_up(stage: Stage, event: GaveUp) -> _Out | None:
     if stage not in _GIVE_UP:
         return None
+    text = Text(TextKind.GAVE_UP, event.reason)
     return _GIVE_UP[stage], (
         NoteGaveUp(event.reason),
-        FailWaiting(ErrorType.FAILED, Text(TextKind.GAVE_UP, event.reason)),
+        FailWaiting(ErrorType.FAILED, text),
         AnswerDescribes(),
+        FailStarts(ErrorType.FAILED, text),
     )
 
 
@@ -349,7 +360,11 @@ def _stay_down(stage: Stage, event: StayingDown) -> _Out | None:
     if stage not in (_S.RESTARTING, _S.RESTARTING_CLOSING):
         return None
     down = _S.STOPPED if stage == _S.RESTARTING else _S.STOPPED_CLOSING
-    return _start(down) if event.wanted else (down, ())
+    if event.wanted:
+        return _start(down)
+    # No restart comes: whoever waited for one is answered now.
+    text = Text(TextKind.STAYED_DOWN)
+    return down, (_NOT_STARTED_WAITING, AnswerDescribes(), FailStarts(ErrorType.CONNECTION, text))
 
 
 def _released(stage: Stage, event: Released) -> _Out:

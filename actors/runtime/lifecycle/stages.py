@@ -113,6 +113,7 @@ class TextKind(Enum):
         "start it explicitly to try again"
     )
     NOT_STARTED = "server {namespace!r} is not running and lazyStart is off; start it first"
+    STAYED_DOWN = "server {namespace!r} stopped ({last_error}) and is not restarted (restart: temporary)"
     RETIRED = "{retired}"
     AS_IS = "{detail}"
 
