@@ -6,14 +6,18 @@ on (stdio or Streamable HTTP, `actors.gateway.serve`).
 
 from __future__ import annotations
 
+import functools
+import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from importlib.metadata import version
 from typing import Any
 
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from actors.gateway.tasks import TaskIdParams, TaskUpdateParams
 from actors.mcp.tasks import TASKS_EXTENSION
@@ -32,6 +36,31 @@ EXTENSIONS: dict[str, dict[str, Any]] = {TASKS_EXTENSION: {}}
 """The extensions the gateway serves: tasks, passed through to the backends that make them."""
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
+
+logger = logging.getLogger(__name__)
+
+
+def _answerable(handler: Handler) -> Handler:
+    """``handler``, its failures turned into errors a client can read: the SDK answers any other
+    exception of a handshake-era request as ``{"code": 0, "message": str(exc)}``, which for a
+    bare `TimeoutError` is ``{"code": 0, "message": ""}``."""
+
+    @functools.wraps(handler)
+    async def answer(ctx: Any, params: Any) -> Any:
+        try:
+            return await handler(ctx, params)
+        except (MCPError, ValidationError):  # the SDK maps these itself
+            raise
+        except TimeoutError as exc:
+            logger.warning("gateway: %s: no answer in time", getattr(handler, "__name__", "a request"))
+            raise MCPError(types.INTERNAL_ERROR, "the gateway got no answer in time (timed out)") from exc
+        except Exception as exc:
+            logger.exception("gateway: %s failed", getattr(handler, "__name__", "a request"))
+            raise MCPError(
+                types.INTERNAL_ERROR, f"the gateway could not answer: {type(exc).__name__}"
+            ) from exc
+
+    return answer
 
 
 @dataclass(frozen=True)
@@ -72,6 +101,7 @@ class _GatewayServer(Server[Any]):
 
 def build_server(handlers: Handlers) -> Server[Any]:
     """The gateway's server, answering with ``handlers``."""
+    handlers = Handlers(**{f.name: _answerable(getattr(handlers, f.name)) for f in fields(handlers)})
     server = _GatewayServer(
         "mcp-actors",
         version=version("mcp-actors"),
