@@ -148,9 +148,14 @@ class Tasks:
 
 
 def _check_header(ctx: Any, task_id: str) -> None:
-    """``Mcp-Name`` is the task's id (on HTTP), and the client declared the extension."""
+    """``Mcp-Name`` is the task's id (a 2026-07-28 request on HTTP: the handshake era has no such
+    header), and the client declared the extension."""
     request = getattr(ctx, "request", None)
-    if isinstance(request, Request) and decode_header_value(request.headers.get(MCP_NAME_HEADER)) != task_id:
+    if (
+        isinstance(request, Request)
+        and getattr(ctx, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS
+        and decode_header_value(request.headers.get(MCP_NAME_HEADER)) != task_id
+    ):
         raise MCPError(types.HEADER_MISMATCH, "Mcp-Name header does not match params.taskId")
     require_client_extension(ctx, TASKS_EXTENSION)
 

@@ -7,6 +7,8 @@ hold; a client that follows no tasks gets plain answers."""
 
 from __future__ import annotations
 
+import http.client
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -126,6 +128,51 @@ def test_a_client_that_follows_no_tasks_gets_plain_answers(gateway: GatewayProce
     with Runtime.start(client(gateway, "legacy"), elicitation=accept) as rt:
         handle = rt.start_task("gw/fx__sleep", {"seconds": 0.1}, timeout=WAIT)
         assert handle.id is None and handle.result().success
+
+
+def handshake_rpc(gateway: GatewayProcess, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``method`` in a handshake-era session of its own over raw HTTP (``initialize`` declaring
+    the tasks extension, then the request with the session's headers and no ``Mcp-Name``, which
+    that era does not have): the JSON-RPC answer."""
+    base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+    def post(body: dict[str, Any], headers: dict[str, str]) -> tuple[http.client.HTTPResponse, str]:
+        connection = http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=WAIT)
+        connection.request("POST", "/mcp", json.dumps(body).encode(), {**base, **headers})
+        response = connection.getresponse()
+        text = response.read().decode()
+        connection.close()
+        return response, text
+
+    capabilities = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": capabilities,
+        "clientInfo": {"name": "t", "version": "0"},
+    }
+    response, _ = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}, {})
+    assert response.status == 200
+    session = {
+        "Mcp-Session-Id": str(response.getheader("mcp-session-id")),
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    assert post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)[0].status == 202
+    response, text = post({"jsonrpc": "2.0", "id": 2, "method": method, "params": params}, session)
+    assert response.status == 200, text
+    data = [line.removeprefix("data:").strip() for line in text.splitlines() if line.startswith("data:")]
+    answer: dict[str, Any] = json.loads(data[-1] if data else text)
+    return answer
+
+
+def test_a_handshake_era_session_asks_after_a_task_without_an_mcp_name_header(
+    gateway: GatewayProcess,
+) -> None:
+    with Runtime.start(client(gateway), elicitation=accept) as rt:
+        handle = rt.start_task("gw/fx__sleep", {"seconds": 0.1}, timeout=WAIT)
+        assert handle.id is not None and handle.result(timeout=WAIT).success
+    # Mcp-Name is a header of 2026-07-28 requests alone: it is not asked of this era.
+    answer = handshake_rpc(gateway, "tasks/get", {"taskId": handle.id.removeprefix("gw/")})
+    assert answer.get("result", {}).get("status") == "completed", answer
 
 
 def test_a_lone_gateways_held_results_outlive_its_restart(tmp_path: Path) -> None:
