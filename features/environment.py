@@ -53,9 +53,8 @@ def _name(scenario: Scenario) -> str:
 def before_all(context: Context) -> None:
     context.lag_watch = _Watch(EventLoop.default_lag_probe_interval, StallSampler().start())
     # Pinned tool definitions (actors.pins) in a folder of this run's, not the user's state folder.
-    pins = tempfile.TemporaryDirectory(prefix="mcp-actors-pins-")
-    context.add_cleanup(pins.cleanup)
-    os.environ.setdefault("MCP_ACTORS_PINS_DIR", pins.name)
+    context.pins_folder = tempfile.TemporaryDirectory(prefix="mcp-actors-pins-")
+    os.environ.setdefault("MCP_ACTORS_PINS_DIR", context.pins_folder.name)
     EventLoop.default_lag_probe_interval = PROBE_INTERVAL
     freeze_heap()
 
@@ -76,6 +75,7 @@ def after_scenario(context: Context, scenario: Scenario) -> None:
 
 
 def after_all(context: Context) -> None:
+    context.pins_folder.cleanup()
     watch: _Watch = context.lag_watch
     EventLoop.default_lag_probe_interval = watch.saved_interval
     problems = watch.check(f"cleanup of {watch.previous}")

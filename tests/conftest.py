@@ -72,6 +72,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The session is over (in each xdist worker): stop this process's fork servers."""
     forkserver.stop_all()
+    _PINS.cleanup()  # an xdist worker may end without running finalizers
 
 
 @pytest.fixture(autouse=True)
