@@ -10,8 +10,8 @@ One module per part: `command` (the command line and `main`), `startup` (the con
 command uses and the runtime it starts), `listing` (``tools``, ``resources``, ``prompts``),
 `calls` (``call``, ``read``, ``prompt``), `output` (tables, results, error lines), `progress`
 (the terminal progress bar), `check`, `auth` (``login``, ``logout``, ``status``), `pins`
-(``approve``, ``pins held|write|check``), `serve` (``serve``, ``run``) and `demo`. A command that runs no server imports no actor, event loop
-or SDK.
+(``approve``, ``pins held|write|check``), `serve` (``serve``, ``run``) and `demo`. A command
+that runs no server imports no actor, event loop or SDK.
 """
 
 from actors.cli.command import main
