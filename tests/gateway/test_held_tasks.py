@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -173,6 +174,71 @@ def test_a_handshake_era_session_asks_after_a_task_without_an_mcp_name_header(
     # Mcp-Name is a header of 2026-07-28 requests alone: it is not asked of this era.
     answer = handshake_rpc(gateway, "tasks/get", {"taskId": handle.id.removeprefix("gw/")})
     assert answer.get("result", {}).get("status") == "completed", answer
+
+
+def modern_rpc(
+    gateway: GatewayProcess, method: str, params: dict[str, Any], name: str | None, *, tasks: bool = True
+) -> tuple[int, dict[str, Any]]:
+    """``method`` as a raw 2026-07-28 request (``Mcp-Name: name`` unless None; the tasks extension
+    declared unless not ``tasks``): the HTTP status and the JSON-RPC answer."""
+    extensions = {"io.modelcontextprotocol/tasks": {}} if tasks else {}
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": extensions},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": method,
+    }
+    if name is not None:
+        headers["Mcp-Name"] = name
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
+    status, text = gateway.request("POST", "/mcp", json.dumps(body).encode(), headers)
+    data = [line[5:].strip() for line in text.decode().splitlines() if line.startswith("data:")]
+    answer: dict[str, Any] = json.loads(data[-1] if data else text)
+    return status, answer
+
+
+def test_the_wire_is_as_the_tasks_page_says(gateway: GatewayProcess) -> None:
+    """docs/tasks.md, "On the wire (2026-07-28)", request by request."""
+    call = {"name": "fx__sleep", "arguments": {"seconds": 0.1}}
+    created = modern_rpc(gateway, "tools/call", call, "fx__sleep")[1]["result"]
+    created.pop("_meta", None)
+    assert set(created) == {
+        "resultType",
+        "taskId",
+        "status",
+        "createdAt",
+        "lastUpdatedAt",
+        "ttlMs",
+        "pollIntervalMs",
+    }, created
+    assert (created["resultType"], created["status"]) == ("task", "working")
+    task_id = created["taskId"]
+    assert re.fullmatch(r"held:[0-9a-f]{16}:\w+", task_id), task_id
+
+    def answer() -> dict[str, Any]:
+        result: dict[str, Any] = modern_rpc(gateway, "tasks/get", {"taskId": task_id}, task_id)[1]["result"]
+        return result
+
+    assert wait_until(lambda: answer()["status"] == "completed", WAIT)
+    done = answer()
+    assert done["resultType"] == "complete" and done["taskId"] == task_id
+    assert done["result"]["content"] == [{"type": "text", "text": "slept 0.1"}]
+    assert done["result"]["isError"] is False
+    for header in (None, "held:another"):
+        status, refused = modern_rpc(gateway, "tasks/get", {"taskId": task_id}, header)
+        assert (status, refused["error"]["code"]) == (400, -32020), refused
+    cancelled = modern_rpc(gateway, "tasks/cancel", {"taskId": task_id}, task_id)[1]["result"]
+    cancelled.pop("_meta", None)
+    assert cancelled == {"resultType": "complete"}
+    unknown = modern_rpc(gateway, "tasks/get", {"taskId": "held:nope"}, "held:nope")[1]["error"]
+    assert unknown == {"code": -32602, "message": "Task not found: held:nope"}
+    undeclared = modern_rpc(gateway, "tasks/get", {"taskId": task_id}, task_id, tasks=False)[1]
+    assert undeclared["error"]["code"] == -32021, undeclared
 
 
 def test_a_lone_gateways_held_results_outlive_its_restart(tmp_path: Path) -> None:
