@@ -111,6 +111,8 @@ class _ListReady:
     request: _Listing
     bound: tuple[str, int]
     """The key of the timer that bounds the wait for stale lists (cancelled once answered)."""
+    described: tuple[str, ...] = ()
+    """The servers never seen that were asked to describe themselves for it."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,6 +130,14 @@ class _Entry:
     """Its lists are known (it has run, or the schema cache knew them)."""
     known: CachedLists | None = None
     """What the schema cache knew of it when it was registered."""
+    unlisted: float | None = None
+    """When a list last found it could not say its lists (its start failed, or hangs): lists do
+    not wait on it again, and ask it to start at most once per `_retry_gap`."""
+
+
+def _retry_gap(config: ServerConfig) -> float:
+    """How long lists leave a server that could not start before asking it to start again."""
+    return max(config.restart_backoff_max, 1.0)
 
 
 def _settle_none(reply: concurrent.futures.Future[Any]) -> None:
@@ -221,8 +231,9 @@ class RegistryActor(AnsweringActor):
                 self._changed(ns, kind)
             case ListsChanged(namespace=ns, kinds=kinds):
                 self.ages.changed(ns, kinds)
-            case _ListReady(request=request, bound=bound):
+            case _ListReady(request=request, bound=bound, described=described):
                 self.timers.cancel(bound)
+                self._unlisted(described)
                 self._answer_list(request)
             case _Removed(namespace=ns, reply=reply):
                 self._remove(ns, reply)
@@ -306,8 +317,9 @@ class RegistryActor(AnsweringActor):
             return
         self.ages.count(ns, ("tools",), told)
         hinted = received is not None and self.ages.learnt(ns, {"tools": received}, ("tools",))
-        # Learning a server's tools for the first time changes no list anyone has seen.
-        known = self.entries[ns].seen
+        # Learning a server's tools for the first time changes no list anyone has seen (unless
+        # lists were answered without it).
+        known = self.entries[ns].seen or self.entries[ns].unlisted is not None
         kept = [s.model_copy(update={"handler": None}) for s in self.tools.list(namespace=ns)]
         before = [(s.name, s.description, s.input_schema) for s in kept]
         self._route_tools(ns, specs)
@@ -323,7 +335,9 @@ class RegistryActor(AnsweringActor):
         if hinted or before != catalog:
             self._remember(ns)
         if before is None:
-            return  # learnt for the first time: no list anyone has seen changed
+            if self.entries[ns].unlisted is None:
+                return  # learnt for the first time: no list anyone has seen changed
+            before = Catalog()  # lists were answered without it
         if catalog.resources != before.resources or catalog.templates != before.templates:
             self._changed(ns, "resources")
         if catalog.prompts != before.prompts:
@@ -362,15 +376,22 @@ class RegistryActor(AnsweringActor):
         `FRESHEN_WITHIN`): each tells us its lists before it answers, so they are in our
         mailbox before `_ListReady`."""
         kind, now = _KIND[type(request)], self.clock.monotonic()
-        describes, freshens = [], []
+        describes, freshens, described = [], [], []
         for ns in [request.namespace] if request.namespace else list(self.entries):
             entry = self.entries.get(ns)
             if entry is None:
                 continue
-            if not entry.seen:
+            if not entry.seen and entry.unlisted is not None:
+                # It could not start for an earlier list: not waited on; asked to start again (in
+                # the background, one start at a time) only once its gap has passed.
+                if now - entry.unlisted >= _retry_gap(entry.config):
+                    entry.unlisted = now
+                    tell(self._server(ns, entry), DescribeTools())
+            elif not entry.seen:
                 describe = DescribeTools()
                 self._server(ns, entry).tell(describe)
                 describes.append(describe.reply)
+                described.append(ns)
             elif request.refresh and self.ages.stale(ns, kind, now) and (server := _live(entry)):
                 freshen = Freshen(kind, self.ages.told(ns, kind))
                 tell(server, freshen)
@@ -380,9 +401,17 @@ class RegistryActor(AnsweringActor):
         def freshened(done: list[concurrent.futures.Future[Any]]) -> None:
             if any(not future.done() or future.cancelled() or future.exception() for future in done):
                 logger.debug("registry: a stale %s list was not listed again in time: answering it", kind)
-            gather(describes, lambda _: tell(ref, _ListReady(request, bound)))
+            gather(describes, lambda _: tell(ref, _ListReady(request, bound, tuple(described))))
 
         gather_within(freshens, freshened, lambda fire: self._bound(bound, fire))
+
+    def _unlisted(self, described: tuple[str, ...]) -> None:
+        """The servers described for a list that still could not say their lists."""
+        now = self.clock.monotonic()
+        for ns in described:
+            entry = self.entries.get(ns)
+            if entry is not None and not entry.seen and entry.unlisted is None:
+                entry.unlisted = now
 
     def _bound(self, key: tuple[str, int], fire: Callable[[], None]) -> None:
         self.timers.schedule(key, FRESHEN_WITHIN, fire)
