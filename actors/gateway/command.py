@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import logging
 import os
 import signal
 import socket
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -29,7 +30,16 @@ from actors.gateway.access.per_user import without_per_user
 from actors.gateway.gateway import Gateway
 from actors.gateway.reload import ConfigReloader
 from actors.gateway.rounds import KEY_ENV
-from actors.gateway.serve import HTTPRefused, Metrics, is_loopback, serve_http, serve_stdio
+from actors.gateway.serve import (
+    HTTPRefused,
+    Metrics,
+    NotServed,
+    is_loopback,
+    listen,
+    serve_http,
+    serve_stdio,
+    url_of,
+)
 from actors.gateway.task_records import FileTaskRecords, default_task_folder
 from actors.pins import FilePinStore
 from actors.runtime.schema_cache import SchemaCache
@@ -102,6 +112,8 @@ def _address(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit():
         raise ValueError(f"--http wants HOST:PORT, got {value!r}")
+    if not 0 <= int(port) <= 65535:
+        raise ValueError(f"--http wants a port from 0 to 65535, got {port}")
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
@@ -167,9 +179,13 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
         print(f"error: --cluster: {exc}", file=err)
         return 2
     with contextlib.ExitStack() as stack:
-        bus = affinity = replica_secret = None
         if replica is not None:
             stack.enter_context(replica)
+        sockets = _listening(stack, address, args.http, err) if address is not None else []
+        if sockets is None:
+            return 1
+        bus = affinity = replica_secret = None
+        if replica is not None:
             # A per-user server is learnt by its copies.
             replica.prepare(without_per_user(config), lease_ttl=args.lease_ttl)
             cache, bus = replica.store, replica.bus
@@ -202,15 +218,39 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
         stack.enter_context(_reloading(gateway, args))
         # Built here, off the loop: it makes the HTTP client (and SSL context) for the issuer.
         guard = Guard.build(config.access.auth, token, replica_secret) if address is not None else None
-        try:
-            with _terminable():
-                if address is None:
-                    anyio.run(serve_stdio, gateway)
-                else:
-                    anyio.run(serve_http, gateway, address[0], address[1], token, metrics, guard)
-        except (KeyboardInterrupt, SystemExit):
-            pass  # Ctrl-C or SIGTERM: a requested stop; leaving the block stops every server
+        if address is None:
+            return _run(functools.partial(serve_stdio, gateway), err)
+        http = functools.partial(serve_http, gateway, *address, token, metrics, guard, sockets=sockets)
+        return _run(http, err, shown=args.http)
+
+
+def _run(serving: Callable[[], Awaitable[None]], err: TextIO, shown: str = "") -> int:
+    """Serve until the client goes away or a signal; an exit status (1: never served)."""
+    try:
+        with _terminable():
+            anyio.run(serving)
+    except (KeyboardInterrupt, SystemExit):
+        pass  # Ctrl-C or SIGTERM: a requested stop; leaving the caller's block stops every server
+    except NotServed as exc:
+        print(f"error: cannot serve on {shown}: {exc}", file=err)
+        return 1
     return 0
+
+
+def _listening(
+    stack: contextlib.ExitStack, address: tuple[str, int], shown: str, err: TextIO
+) -> list[socket.socket] | None:
+    """The gateway's sockets, bound before any server starts, closed by ``stack``; their URL on
+    ``err``. None once ``err`` says why they cannot be (a gateway that cannot serve fails)."""
+    try:
+        sockets = listen(*address)
+    except OSError as exc:
+        print(f"error: cannot serve on {shown}: {exc.strerror or exc}", file=err)
+        return None
+    for sock in sockets:
+        stack.callback(sock.close)
+    print(f"mcp-actors serve: listening on {url_of(address[0], sockets)}", file=err)
+    return sockets
 
 
 def _authentication(

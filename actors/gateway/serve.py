@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+import socket
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import asdict
 from typing import Any, cast
 
@@ -36,7 +37,17 @@ from actors.gateway.gateway import Gateway
 from actors.gateway.operator.route import JSON_PATH, PAGE_PATH, OperatorPage
 from actors.gateway.pipes import stdio_pipes
 
-__all__ = ["HTTPRefused", "Metrics", "http_app", "is_loopback", "serve_http", "serve_stdio"]
+__all__ = [
+    "HTTPRefused",
+    "Metrics",
+    "NotServed",
+    "http_app",
+    "is_loopback",
+    "listen",
+    "serve_http",
+    "serve_stdio",
+    "url_of",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +65,43 @@ _ASGI = Callable[[_Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitabl
 
 class HTTPRefused(ValueError):
     """The HTTP gateway cannot start as asked (say, off loopback without a token)."""
+
+
+class NotServed(Exception):
+    """The HTTP server stopped before it ever served (uvicorn's startup failed)."""
+
+
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Sockets bound and listening on ``host:port``, one per address of ``host`` (all on the
+    same port when ``port`` is 0), made before the gateway starts anything: a port taken or a
+    host that does not resolve is an `OSError` here, not a log line of uvicorn's."""
+    found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, found_address in dict.fromkeys(
+            (f, k, p, "", a) for f, k, p, _, a in found
+        ):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            address = found_address
+            if port == 0 and len(sockets) > 1:
+                address = (address[0], sockets[0].getsockname()[1], *address[2:])
+            sock.bind(address)
+            sock.listen(2048)
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
+def url_of(host: str, sockets: Sequence[socket.socket]) -> str:
+    """The URL of MCP on ``host`` at the port ``sockets`` listen on."""
+    name = f"[{host}]" if ":" in host else host
+    return f"http://{name}:{sockets[0].getsockname()[1]}{MCP_PATH}"
 
 
 def is_loopback(host: str) -> bool:
@@ -201,9 +249,13 @@ async def serve_http(
     token: str | None = None,
     metrics: Metrics | None = None,
     guard: Guard | None = None,
+    sockets: Sequence[socket.socket] | None = None,
 ) -> None:
-    """Serve Streamable HTTP on ``host:port`` until cancelled."""
+    """Serve Streamable HTTP on ``host:port`` (on ``sockets`` if given: `listen`'s, whose port
+    counts) until cancelled; `NotServed` if uvicorn could not start."""
     guard = guard or Guard.build(None, token)
+    if sockets:
+        port = sockets[0].getsockname()[1]
     app = http_app(gateway, host, port, token, metrics, guard)
     gateway.bind(asyncio.get_running_loop())
     config = uvicorn.Config(
@@ -215,7 +267,15 @@ async def serve_http(
     loop = asyncio.get_running_loop()
     prefetch = loop.create_task(guard.prefetch(), name="issuer keys") if guard is not None else None
     try:
-        await server.serve()
+        try:
+            await server.serve(sockets=list(sockets) if sockets else None)
+        except SystemExit as exc:
+            # uvicorn's own exit when its startup fails (not a signal's): said in one line.
+            if server.started or server.should_exit:
+                raise
+            raise NotServed(f"the HTTP server did not start (status {exc.code})") from None
+        if not server.started and not server.should_exit:
+            raise NotServed("the HTTP server did not start")
     finally:
         if prefetch is not None:
             prefetch.cancel()
