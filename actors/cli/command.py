@@ -130,6 +130,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     args = _parser(serve_arguments=named in (None, "serve", "run")).parse_args(words)
     try:
         return _COMMANDS[args.command](args, out)
+    except KeyboardInterrupt:
+        # Ctrl-C: the runtime's `with` block stopped its servers on the way out; nothing to add.
+        return 130
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

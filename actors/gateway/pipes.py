@@ -4,8 +4,10 @@ SDK's ``stdio_server(stdin, stdout)``.
 The SDK's own stdio files run every ``readline``, ``write`` and ``flush`` on a worker thread:
 three thread round trips per request served, which on a busy machine cost more than the rest of
 a gateway call. When stdin and stdout are pipes or sockets (how an MCP host starts a server), the
-same lines are read and written with the loop's own readiness events instead; anything else (a
-terminal, a file) is left to the SDK.
+same lines are read and written with the loop's own readiness events instead. A terminal's input
+is read on the loop too (`TerminalReader`): a read blocked in a worker thread would hold the
+loop's shutdown, and Ctrl-C or SIGTERM would wait for the next line. Anything else (a file, and
+output to a terminal) is left to the SDK.
 
 While serving, fd 0 reads the null device and fd 1 writes to stderr, as the SDK's own claim does,
 so a child or a stray ``print`` never reads or writes the wire; both are restored on exit.
@@ -20,7 +22,7 @@ import os
 import stat
 from collections.abc import AsyncIterator
 
-__all__ = ["PipeReader", "PipeWriter", "stdio_pipes"]
+__all__ = ["PipeReader", "PipeWriter", "TerminalReader", "stdio_pipes"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +56,48 @@ class PipeReader:
             yield line.decode("utf-8", errors="replace")
 
 
+class TerminalReader:
+    """Lines typed on a terminal, read once the loop sees them ready (the terminal stays as it
+    is: blocking, shared with the shell)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        pending = b""
+        while True:
+            chunk = await self._read()
+            if not chunk:  # Ctrl-D, or the terminal hung up
+                if pending:
+                    yield pending.decode("utf-8", errors="replace")
+                return
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                yield (line + b"\n").decode("utf-8", errors="replace")
+
+    async def _read(self) -> bytes:
+        loop = asyncio.get_running_loop()
+        while True:
+            ready = loop.create_future()
+            loop.add_reader(self._fd, _wake, ready)
+            try:
+                await ready
+            finally:
+                loop.remove_reader(self._fd)
+            try:
+                return os.read(self._fd, 65536)
+            except (BlockingIOError, InterruptedError):
+                continue  # someone else read it first
+            except OSError:  # EIO: the terminal is gone
+                return b""
+
+
+def _wake(ready: asyncio.Future[None]) -> None:
+    if not ready.done():
+        ready.set_result(None)
+
+
 class PipeWriter:
     """Text to a pipe (what the SDK writes to an ``anyio.AsyncFile``): ``write`` queues it, ``flush``
     waits while the pipe is full."""
@@ -69,11 +113,11 @@ class PipeWriter:
 
 
 @contextlib.asynccontextmanager
-async def stdio_pipes() -> AsyncIterator[tuple[PipeReader, PipeWriter] | None]:
-    """stdin and stdout as a `PipeReader` and a `PipeWriter`, or None when either is not a pipe
-    or a socket (then the SDK's files serve)."""
+async def stdio_pipes() -> AsyncIterator[tuple[PipeReader | TerminalReader, PipeWriter | None] | None]:
+    """stdin and stdout as a `PipeReader` and a `PipeWriter`; stdin as a `TerminalReader` (and
+    None: the SDK's stdout) on a terminal; else None (then the SDK's files serve)."""
     if not (_is_pipe(0) and _is_pipe(1)):
-        yield None
+        yield (TerminalReader(0), None) if os.isatty(0) else None
         return
     loop = asyncio.get_running_loop()
     blocking = os.get_blocking(0), os.get_blocking(1)
