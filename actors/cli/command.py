@@ -21,8 +21,9 @@ from actors.cli.listing import prompts_command, resources_command, tools_command
 from actors.cli.output import error_line
 from actors.cli.pins import add_pin_commands, approve_command, pins_command
 from actors.cli.serve import run_command, serve_command
-from actors.cli.startup import ENV_CONFIG
+from actors.cli.startup import ENV_CONFIG, config_file
 from actors.config import ConfigError
+from actors.mcp.served import serving
 from actors.tools import ToolError
 
 __all__ = ["main"]
@@ -128,8 +129,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     # imports) are needed for `serve` and for the top-level help only.
     named = next((word for word in words if not word.startswith("-")), None)
     args = _parser(serve_arguments=named in (None, "serve", "run")).parse_args(words)
+    # The servers a command starts know which file it serves (`actors.mcp.served`); `serve`
+    # first checks that no process up the chain serves it already.
+    marked = config_file(args.config) if "config" in args and args.command not in ("serve", "run") else None
     try:
-        return _COMMANDS[args.command](args, out)
+        with serving(marked):
+            return _COMMANDS[args.command](args, out)
     except KeyboardInterrupt:
         # Ctrl-C: the runtime's `with` block stopped its servers on the way out; nothing to add.
         return 130

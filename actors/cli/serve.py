@@ -20,6 +20,7 @@ from typing import TextIO
 
 from actors.cli.startup import ENV_CONFIG, config_file
 from actors.config import load_config
+from actors.mcp.served import served, serving
 
 __all__ = ["run_command", "serve_command"]
 
@@ -39,9 +40,19 @@ def serve_command(args: argparse.Namespace, out: TextIO) -> int:
             file=sys.stderr,
         )
         return 2
+    if os.path.realpath(path) in served():
+        # Started, through however many steps, by an mcp-actors that serves this same file: each
+        # gateway would start the next (`actors.mcp.served`).
+        print(
+            f"error: {Path(path).resolve()} is already served by the mcp-actors that started this one"
+            " (a config that serves itself, through a script or another file): not serving it again",
+            file=sys.stderr,
+        )
+        return 2
     config = load_config(path)
     print(f"mcp-actors serve: serving {Path(path).resolve()}", file=sys.stderr)
     # Deferred: the gateway loads only to serve (see the module's docstring).
     from actors.gateway import command as gateway_command  # noqa: PLC0415
 
-    return gateway_command.serve(args, config)
+    with serving(path):
+        return gateway_command.serve(args, config)

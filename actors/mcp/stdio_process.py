@@ -37,6 +37,7 @@ from mcp.client.stdio import get_default_environment
 from actors.mcp.loop import offload
 from actors.mcp.redaction import Redactor
 from actors.mcp.sdk_options import StdioCommand
+from actors.mcp.served import loop_of, marker
 from actors.mcp.transport import StartRefused
 
 __all__ = [
@@ -63,8 +64,11 @@ _REAP_WAIT = 2.0
 def resolve_command(spec: StdioCommand, label: str) -> str:
     """The command's path, or `StartRefused` now (rather than the wrapper's exit 127 later).
 
-    Walks the file system: call it off the event loop.
+    Walks the file system: call it off the event loop. An entry that would serve a file already
+    served up the chain is refused too (`actors.mcp.served`).
     """
+    if (loop := loop_of(spec.command, spec.args, spec.env, spec.cwd)) is not None:
+        raise StartRefused(f"{label}: {loop}")
     command = spec.command
     if os.sep in command or (os.altsep and os.altsep in command):
         candidate = command if os.path.isabs(command) or spec.cwd is None else os.path.join(spec.cwd, command)
@@ -229,7 +233,8 @@ class StdioProcess:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr_fd,
-                env=get_default_environment() | (self._env or {}),
+                # The chain's marker last: an entry's own env cannot hide a loop.
+                env=get_default_environment() | (self._env or {}) | marker(),
                 cwd=self._cwd,
                 start_new_session=True,
                 bufsize=0,

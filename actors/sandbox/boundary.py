@@ -40,7 +40,7 @@ BRIDGE_PORT = 3128
 """The loopback port inside the sandbox where the bridge takes proxy connections."""
 _BRIDGE = Path(__file__).with_name("bridge.py")
 # What the command needs of the host's environment to run, besides the entry's own ``env``.
-_PASSED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME")
+_PASSED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "MCP_ACTORS_SERVING")
 _PROXY_NAMES = (
     "HTTP_PROXY",
     "HTTPS_PROXY",
