@@ -412,6 +412,8 @@ class RegistryActor(AnsweringActor):
             entry = self.entries.get(ns)
             if entry is not None and not entry.seen and entry.unlisted is None:
                 entry.unlisted = now
+                if self.cache is not None and self.host is not None:  # file I/O: on a host thread
+                    self.host.notify(self.cache.note_unstartable, entry.config)
 
     def _bound(self, key: tuple[str, int], fire: Callable[[], None]) -> None:
         self.timers.schedule(key, FRESHEN_WITHIN, fire)
@@ -474,7 +476,10 @@ class RegistryActor(AnsweringActor):
         if config.name in self.entries or (config.name == BUILTIN_NAMESPACE and self.builtin is not None):
             settle_exception(reply, ToolError(config.name, "RegistrationError", "the namespace is taken"))
             return
-        self.entries[config.name] = _Entry(config, transport, known=known)
+        unlisted = None
+        if known is not None and known.unstartable:  # it could not start when last listed
+            known, unlisted = None, self.clock.monotonic() - _retry_gap(config)
+        self.entries[config.name] = _Entry(config, transport, known=known, unlisted=unlisted)
         if known is not None:
             # Listed from what it said when it last ran; a start lists again and replaces this.
             self._route_tools(config.name, known.tools)

@@ -71,6 +71,9 @@ class CachedLists:
     lists: Mapping[ListKind, Received] = field(default_factory=dict)
     """Per kind of list: when it was received (wall-clock seconds) and its caching hint; empty
     for an entry written before hints were kept."""
+    unstartable: bool = False
+    """No lists known: the server could not start when a list last tried (lists do not wait on
+    it; it is asked to start in the background)."""
 
 
 class SchemaCache:
@@ -127,6 +130,18 @@ class SchemaCache:
         """Where the private entry of ``config``'s server, for its credentials, lives."""
         return self.folder / f"{self.context_key(config)}.json"
 
+    def _unstartable_path(self, config: ServerConfig) -> Path:
+        return self.folder / f"{self.key(config)}.unstartable"
+
+    def note_unstartable(self, config: ServerConfig) -> None:
+        """Remember that ``config``'s server could not start for a list (until its lists are saved)."""
+        path = self._unstartable_path(config)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            path.touch()
+        except OSError as exc:
+            logger.warning("schema cache: cannot write %s: %s", path, exc)
+
     def stored(self, config: ServerConfig) -> bool:
         """Whether an entry for ``config``'s server (private to its credentials, or shared) exists."""
         return self._context_path(config).is_file() or self._path(config).is_file()
@@ -149,6 +164,8 @@ class SchemaCache:
                 found.append(entry)
         # Both may be there (a copy from elsewhere, a scope that changed): the newer wins, and
         # a stale private entry never shadows a fresher shared one.
+        if not found and self._unstartable_path(config).is_file():
+            return CachedLists((), Catalog(), unstartable=True)
         return max(found, key=_newest, default=None)
 
     def save(
@@ -181,6 +198,7 @@ class SchemaCache:
                 json.dump(entry, handle)
             os.replace(handle.name, path)
             other.unlink(missing_ok=True)
+            self._unstartable_path(config).unlink(missing_ok=True)  # it started
         except OSError as exc:
             logger.warning("schema cache: cannot write %s: %s", path, exc)
             return None

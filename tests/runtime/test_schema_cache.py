@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from actors import Runtime
+from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
 from actors.runtime.schema_cache import SchemaCache
 from tests.conftest import child_pids, wait_until
@@ -82,3 +83,33 @@ def test_the_key_ignores_secret_values_but_not_their_names() -> None:
     c = ServerConfig(name="c", command="srv", env={"OTHER": "one"})
     assert SchemaCache.key(a) == SchemaCache.key(b)
     assert SchemaCache.key(a) != SchemaCache.key(c)
+
+
+def test_a_server_that_could_not_start_is_remembered_until_its_lists_are_saved(tmp_path: Path) -> None:
+    cache = SchemaCache(tmp_path)
+    server = ServerConfig(name="dead", command="srv")
+    assert cache.load(server) is None
+    cache.note_unstartable(server)
+    known = cache.load(server)
+    assert known is not None and known.unstartable and known.tools == ()
+    assert SchemaCache(tmp_path, read=False).load(server) is None  # --no-cache lists it live
+    # It started at last: its lists replace the note.
+    cache.save(server, (), Catalog())
+    known = cache.load(server)
+    assert known is not None and not known.unstartable
+    assert not list(tmp_path.glob("*.unstartable"))
+
+
+def test_a_list_does_not_wait_on_a_server_the_cache_says_could_not_start(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    handshake = 10.0
+    dead = stdio_server("silent_server", connectTimeout=handshake)
+    servers = config({"dead": dead})
+    with Runtime.start(servers, schema_cache=cache) as rt:
+        assert rt.list_tools(timeout=WAIT) == []  # it is tried, for its handshake timeout
+        assert wait_until(lambda: len(list(cache.glob("*.unstartable"))) == 1, WAIT)
+        # Not waited on again (its supervisor restarts it meanwhile): a list answers at once.
+        for _ in range(3):
+            assert rt.list_tools(timeout=handshake / 2) == []
+    with Runtime.start(servers, schema_cache=cache) as rt:
+        assert rt.list_tools(timeout=handshake / 2) == []
