@@ -205,3 +205,24 @@ def test_every_server_started_carries_the_marker(tmp_path: Path, sandboxed: bool
         timeout=2 * WAIT,
     )
     assert seen.read_text() == os.pathsep.join(["/up/the/chain.json", str(path)])
+
+
+def test_check_names_the_entry_that_serves_its_own_file(watchdog: Path) -> None:
+    """``check`` says it before anything runs, as the start would."""
+    path = watchdog / "gateway.json"
+    _config(watchdog, _entries(path)["--config"])
+    done = subprocess.run(
+        [str(MCP_ACTORS), "check", "--config", str(path)],
+        check=False,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=gateway_env(watchdog),
+        timeout=WAIT,
+    )
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stderr.splitlines() == [
+        f"error: server 'self': it runs `mcp-actors serve` on {path}, a configuration already being served"
+        " (a config that serves itself starts gateways without end): remove that entry from the file"
+    ]
