@@ -151,16 +151,22 @@ class PinBook:
     def judge(self, config: ServerConfig, kind: PinKind, listed: dict[str, dict[str, Any]]) -> Judgement:
         """Judge what ``config``'s server listed of ``kind`` (definitions by name) by its
         ``pin`` mode: new names are pinned, changed ones held (or re-pinned), each logged
-        here and told to the listeners. Any thread, no I/O: the change is written later."""
+        here and told to the listeners. Any thread, no I/O: the change is written later. What
+        it holds changing tells the runtime its list changed (an annotation alone may have)."""
         if config.pin == "off":
             return Judgement(kind, (), PinChange())
         key = pin_key(config)
         with self._lock:
             server = self._server(key, config)
+            before = {ref for ref in server.pins.held if ref[0] == kind}
             judgement = judge(server.pins, config.pin, kind, listed, self._now())
             write = bool(judgement.change) and self._changed(key, server, config.name, judgement.change)
+            moved = before != {ref for ref in server.pins.held if ref[0] == kind}
+            namespaces = list(server.configs)
         if write:
             self._run_io(self.flush)
+        if moved:
+            self._lists_changed(namespaces, {kind})
         events = [
             PinEvent(
                 PinAction.HELD if verdict.action is Action.HOLD else PinAction.REPINNED,

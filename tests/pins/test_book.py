@@ -64,8 +64,10 @@ def test_memory_only_book_pins_for_its_lifetime(caplog: pytest.LogCaptureFixture
     approved = book.approve(config, ["echo"])
     assert [d.name for d in approved] == ["echo"] and book.hidden(config) == frozenset()
     assert told.events[-1].action is PinAction.APPROVED
-    assert told.lists == [("ns", ("tools",))]
+    # Held, then approved: each time the runtime hears its list of tools changed.
+    assert told.lists == [("ns", ("tools",)), ("ns", ("tools",))]
     assert book.judge(config, "tools", {"echo": V2}).hidden == frozenset()
+    assert len(told.lists) == 2  # listed again as approved: nothing changed
 
 
 def test_the_mode_is_read_from_the_config_each_time() -> None:
@@ -107,6 +109,7 @@ def test_an_approval_made_elsewhere_is_seen_on_refresh(tmp_path: Path) -> None:
     book.judge(config, "tools", {"echo": V1})
     book.judge(config, "tools", {"echo": V2})
     assert book.hidden(config) == {("tools", "echo")}
+    told.lists.clear()
     book.refresh()  # nothing changed on disk: nothing read, nothing told
     assert told.lists == []
     FilePinStore(tmp_path).apply(pin_key(config), "ns", PinChange(approve=frozenset({"echo"}), at=9.0))

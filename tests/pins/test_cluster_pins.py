@@ -67,8 +67,10 @@ def test_replicas_hold_and_approve_as_one(
     one, two = replica(2), replica(3)  # nothing of their own: the pins come from Redis
     failed, text = anyio.run(call, one.url, ECHO, {"text": "hi"})
     assert failed and "not offered until approved" in text
-    [entry] = pins_in_redis(redis_server.url)
-    assert set(entry.held) == {("tools", "echo")}
+    # Written to Redis on a host thread of the replica, a moment after it held it.
+    assert wait_until(
+        lambda: [set(e.held) for e in pins_in_redis(redis_server.url)] == [{("tools", "echo")}], WAIT
+    )
     # The other replica never ran the server: it holds the tool all the same.
     assert wait_until(lambda: ECHO not in anyio.run(tool_names, two.url), WAIT, interval=0.5), two.log()
     failed, text = anyio.run(call, two.url, ECHO, {"text": "hi"})

@@ -14,6 +14,8 @@ import anyio
 import pytest
 from mcp import Client
 
+from actors import load_config
+from actors.pins import FilePinStore, pin_key
 from tests.conftest import wait_until
 from tests.gateway.conftest import MCP_ACTORS, WAIT, GatewayProcess, gateway_env
 from tests.pins.conftest import NS, config, drifting
@@ -65,6 +67,9 @@ def test_a_changed_tool_is_held_through_the_gateway_until_approved(tmp_path: Pat
             ["description"],
         )
 
+        # Written to the pins folder on a host thread of the gateway, a moment after it held it.
+        store, key = FilePinStore(tmp_path / "pins"), pin_key(load_config(gateway.config).servers[NS])
+        assert wait_until(lambda: bool((kept := store.load(key)) and kept.held), WAIT)
         approved = subprocess.run(
             [str(MCP_ACTORS), "approve", NS, "echo", "--config", str(gateway.config)],
             cwd=ROOT,

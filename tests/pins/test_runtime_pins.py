@@ -16,6 +16,7 @@ import pytest
 
 from actors import AsyncRuntime, RefusalReason, Runtime, ToolError
 from actors.pins import FilePinStore, PinAction, PinChange, pin_key
+from tests.conftest import wait_until
 from tests.pins.conftest import NS, config, drifting
 
 ECHO = f"{NS}/echo"
@@ -135,12 +136,11 @@ def test_a_runtime_without_state_catches_a_change_while_it_runs(tmp_path: Path) 
         assert changed.wait(30)
         assert ECHO not in tool_names(rt)
         assert rt.call_tool(ECHO, {"text": "x"}, timeout=60).refusal is RefusalReason.NOT_APPROVED
-        # Back as pinned: offered again, nothing to approve.
-        changed.clear()
+        # Back as pinned: offered again, nothing to approve (the notices of the change before
+        # may still be on their way: wait on what is listed, not on a notice).
         saying.write_text(json.dumps({"description": "Echo the text."}))
         assert rt.call_tool(f"{NS}/relist", {}, timeout=60).success
-        assert changed.wait(30)
-        assert ECHO in tool_names(rt) and rt.pins.held() == []
+        assert wait_until(lambda: ECHO in tool_names(rt) and rt.pins.held() == [], 30)
 
 
 def test_an_approval_from_elsewhere_reaches_a_running_runtime(store: FilePinStore) -> None:
@@ -154,12 +154,14 @@ def test_an_approval_from_elsewhere_reaches_a_running_runtime(store: FilePinStor
     ) as rt:
         rt.pins.listen(events.append)
         assert ECHO not in tool_names(rt)
-        # As `mcp-actors approve` does it, in another process: on the store.
-        FilePinStore(store.folder).apply(
-            pin_key(rt.config.servers[NS]), NS, PinChange(approve=frozenset({"echo"}))
-        )
+        # As `mcp-actors approve` does it, in another process: on the store, once the runtime
+        # has written there what it holds (on a host thread, a moment after it held it).
+        key, elsewhere = pin_key(rt.config.servers[NS]), FilePinStore(store.folder)
+        assert wait_until(lambda: bool((kept := elsewhere.load(key)) and kept.held), 30)
+        elsewhere.apply(key, NS, PinChange(approve=frozenset({"echo"})))
+        # Read within a second or two (the runtime looks at the store every second).
+        assert wait_until(lambda: ECHO in tool_names(rt), 30)
         assert heard.wait(30)
-        assert ECHO in tool_names(rt)
         assert rt.call_tool(ECHO, {"text": "ok"}, timeout=60).success
     assert [e.action for e in events] == [PinAction.HELD, PinAction.APPROVED]
 
@@ -181,3 +183,22 @@ def test_the_async_runtime_approves_too(store: FilePinStore) -> None:
             assert ECHO in {spec.name for spec in await rt.list_tools(timeout=60)}
 
     anyio.run(held_then_approved)
+
+
+def test_a_tool_held_for_its_annotations_alone_is_told_as_a_list_change(tmp_path: Path) -> None:
+    # The registry tells a list change when a name, description or schema changes; an
+    # annotation alone is told because the tool is now held.
+    saying = tmp_path / "saying.json"
+    saying.write_text(json.dumps({"read_only": True}))
+    heard = threading.Event()
+    with Runtime.start(
+        config(drifting(file=saying)),
+        on_lists_changed=lambda ns, kind: heard.set() if (ns, kind) == (NS, "tools") else None,
+    ) as rt:
+        assert ECHO in tool_names(rt)
+        saying.write_text(json.dumps({"read_only": False}))
+        assert rt.call_tool(f"{NS}/relist", {}, timeout=60).success
+        assert heard.wait(30)
+        assert ECHO not in tool_names(rt)
+        [held] = rt.pins.held()
+        assert held.changed == ("annotations",)
