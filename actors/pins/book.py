@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from actors.mcp.config import ServerConfig
-from actors.pins.decisions import Action, Judgement, judge
+from actors.pins.decisions import Action, Judgement, judge_seen
 from actors.pins.definitions import PinKind
 from actors.pins.events import Drift, PinAction, PinEvent, log_event
-from actors.pins.model import PinChange, Ref, ServerPins, approved_refs
+from actors.pins.model import Pin, PinChange, Ref, ServerPins, approved_refs
 from actors.pins.store import PinStore, pin_key
 
 __all__ = ["LIST_OF_KIND", "PinBook"]
@@ -155,11 +155,12 @@ class PinBook:
         it holds changing tells the runtime its list changed (an annotation alone may have)."""
         if config.pin == "off":
             return Judgement(kind, (), PinChange())
-        key = pin_key(config)
+        key, now = pin_key(config), self._now()
+        seen = {name: Pin.of(definition, now) for name, definition in listed.items()}  # before the lock
         with self._lock:
             server = self._server(key, config)
             before = {ref for ref in server.pins.held if ref[0] == kind}
-            judgement = judge(server.pins, config.pin, kind, listed, self._now())
+            judgement = judge_seen(server.pins, config.pin, kind, seen, now)
             write = bool(judgement.change) and self._changed(key, server, config.name, judgement.change)
             moved = before != {ref for ref in server.pins.held if ref[0] == kind}
             namespaces = list(server.configs)

@@ -29,7 +29,18 @@ from typing import Any, Final, Literal
 from actors.pins.definitions import PinKind
 from actors.pins.model import Pin, PinChange, Ref, ServerPins
 
-__all__ = ["DECISIONS", "MODES", "Action", "Judgement", "PinMode", "Sight", "Verdict", "judge", "sight_of"]
+__all__ = [
+    "DECISIONS",
+    "MODES",
+    "Action",
+    "Judgement",
+    "PinMode",
+    "Sight",
+    "Verdict",
+    "judge",
+    "judge_seen",
+    "sight_of",
+]
 
 PinMode = Literal["off", "warn", "block"]
 MODES: Final[tuple[PinMode, ...]] = ("off", "warn", "block")
@@ -128,13 +139,19 @@ def judge(
     pins: ServerPins, mode: PinMode, kind: PinKind, listed: Mapping[str, Mapping[str, Any]], now: float
 ) -> Judgement:
     """Judge the definitions ``listed`` (by name) of one ``kind``, at wall-clock ``now``."""
+    return judge_seen(pins, mode, kind, {name: Pin.of(d, now) for name, d in listed.items()}, now)
+
+
+def judge_seen(
+    pins: ServerPins, mode: PinMode, kind: PinKind, listed: Mapping[str, Pin], now: float
+) -> Judgement:
+    """`judge`, the definitions already digested (`Pin.of`: the costly part, done beforehand)."""
     verdicts: list[Verdict] = []
     pin: dict[Ref, Pin] = {}
     repin: dict[Ref, Pin] = {}
     hold: dict[Ref, Pin] = {}
-    for name, definition in sorted(listed.items()):
+    for name, seen in sorted(listed.items()):
         ref: Ref = (kind, name)
-        seen = Pin.of(definition, now)
         pinned = pins.pinned.get(ref)
         sight = sight_of(pinned, pins.held.get(ref), seen.digest)
         action = DECISIONS[mode, sight]
