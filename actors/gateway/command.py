@@ -151,7 +151,7 @@ def serve(args: argparse.Namespace, config: RuntimeConfig, err: TextIO | None = 
         # The gateway lowers the servers' loggers to forward their messages to clients: the
         # console keeps the level asked for.
         handler.setLevel(level)
-    cache = None if args.no_cache else SchemaCache()
+    cache = None if args.no_cache else SchemaCache(unstartable=True)  # lists do not wait on them
     try:
         address = _address(args.http) if args.http else None
         config, token = _authentication(args, _audit_checked(config, address), address)

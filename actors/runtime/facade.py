@@ -15,7 +15,7 @@ import pykka
 
 from actors.config import RuntimeConfig, load_config
 from actors.mcp.adapter import TransportSource
-from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
+from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.config import ServerConfig
 from actors.mcp.loop import EventLoop
 from actors.pins import Drift, PinBook, PinStore
@@ -382,7 +382,12 @@ class Runtime:
     def _known(self, config: ServerConfig) -> CachedLists | None:
         # Read here, on the caller's thread: the registry actor does no file I/O.
         self.pins.load(config)
-        return self._cache.load(config) if self._cache is not None else None
+        if self._cache is None:
+            return None
+        known = self._cache.load(config)
+        if known is None and self._cache.unstartable(config):  # lists do not wait on it
+            return CachedLists((), Catalog(), unstartable=True)
+        return known
 
     def approve(self, namespace: str, names: Iterable[str] = ()) -> list[Drift]:
         """Pin and offer again what ``namespace`` holds since it changed (named ``names``, all if

@@ -85,9 +85,15 @@ class SchemaCache:
     thread: it keeps no state but a memo of digests (see the module for who calls it where).
     """
 
-    def __init__(self, folder: str | os.PathLike[str] | None = None, *, read: bool = True) -> None:
+    def __init__(
+        self, folder: str | os.PathLike[str] | None = None, *, read: bool = True, unstartable: bool = False
+    ) -> None:
         self.folder = Path(folder) if folder is not None else default_cache_folder()
         self.read = read
+        self.notes_unstartable = unstartable
+        """Note the servers that could not start for a list, so that a new runtime's lists do not
+        wait on them: for a gateway, which tells its clients when their lists come at last (a
+        one-shot command waits for every server instead, and says which failed)."""
         self._digests: dict[tuple[str, str], str] = {}
         """(server key, credentials as JSON) → their digest: computed once per process (any
         thread; a race computes it twice)."""
@@ -136,6 +142,8 @@ class SchemaCache:
     def note_unstartable(self, config: ServerConfig) -> None:
         """Remember that ``config``'s server could not start for a list (until its lists are saved)."""
         path = self._unstartable_path(config)
+        if not self.notes_unstartable:
+            return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             path.touch()
@@ -164,9 +172,11 @@ class SchemaCache:
                 found.append(entry)
         # Both may be there (a copy from elsewhere, a scope that changed): the newer wins, and
         # a stale private entry never shadows a fresher shared one.
-        if not found and self._unstartable_path(config).is_file():
-            return CachedLists((), Catalog(), unstartable=True)
         return max(found, key=_newest, default=None)
+
+    def unstartable(self, config: ServerConfig) -> bool:
+        """Whether ``config``'s server could not start when a list last tried (and has no lists)."""
+        return self.read and self.notes_unstartable and self._unstartable_path(config).is_file()
 
     def save(
         self,

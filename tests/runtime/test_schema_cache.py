@@ -86,28 +86,29 @@ def test_the_key_ignores_secret_values_but_not_their_names() -> None:
 
 
 def test_a_server_that_could_not_start_is_remembered_until_its_lists_are_saved(tmp_path: Path) -> None:
-    cache = SchemaCache(tmp_path)
+    cache = SchemaCache(tmp_path, unstartable=True)
     server = ServerConfig(name="dead", command="srv")
     assert cache.load(server) is None
     cache.note_unstartable(server)
-    known = cache.load(server)
-    assert known is not None and known.unstartable and known.tools == ()
-    assert SchemaCache(tmp_path, read=False).load(server) is None  # --no-cache lists it live
+    assert cache.unstartable(server) and cache.load(server) is None  # no lists known
+    assert not SchemaCache(tmp_path, read=False, unstartable=True).unstartable(server)  # --no-cache
+    assert not SchemaCache(tmp_path).unstartable(server)  # a one-shot command waits for it
     # It started at last: its lists replace the note.
     cache.save(server, (), Catalog())
     known = cache.load(server)
-    assert known is not None and not known.unstartable
+    assert known is not None and not known.unstartable and not cache.unstartable(server)
     assert not list(tmp_path.glob("*.unstartable"))
 
 
 def test_a_list_does_not_wait_on_a_server_the_cache_says_could_not_start(tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
+    folder = tmp_path / "cache"
+    cache = SchemaCache(folder, unstartable=True)  # as the gateway keeps it
     handshake = 10.0
     dead = stdio_server("silent_server", connectTimeout=handshake)
     servers = config({"dead": dead})
     with Runtime.start(servers, schema_cache=cache) as rt:
         assert rt.list_tools(timeout=WAIT) == []  # it is tried, for its handshake timeout
-        assert wait_until(lambda: len(list(cache.glob("*.unstartable"))) == 1, WAIT)
+        assert wait_until(lambda: len(list(folder.glob("*.unstartable"))) == 1, WAIT)
         # Not waited on again (its supervisor restarts it meanwhile): a list answers at once.
         for _ in range(3):
             assert rt.list_tools(timeout=handshake / 2) == []
