@@ -137,8 +137,7 @@ class Runtime:
         ``clock`` (`Clock`, the system's by default): what idle stops, health checks, restart
         backoff, the restart window and call deadlines read the time from; tests pass a
         `ManualClock` and advance it instead of waiting.
-        ``pins`` (`actors.pins.PinStore`): where definitions pinned on first sight are kept (by
-        default the state folder's with a ``schema_cache``, else memory: `actors.runtime.pinning`).
+        ``pins`` (`actors.pins.PinStore`): where definitions are pinned (`actors.runtime.pinning`).
         """
         resolved = RuntimeConfig() if config is None else load_config(config)
         cache = schema_cache if isinstance(schema_cache, SchemaCache | None) else SchemaCache(schema_cache)
@@ -390,10 +389,8 @@ class Runtime:
         return known
 
     def approve(self, namespace: str, names: Iterable[str] = ()) -> list[Drift]:
-        """Pin and offer again what ``namespace`` holds since it changed (named ``names``, all if
-        none; `actors.pins`). What was approved (`actors.pins.Drift`: old and new definitions)."""
-        config = self.dispatch.config(namespace)
-        if config is None:
+        """Pin and offer again what ``namespace`` holds (``names``, else all): the `actors.pins.Drift`s."""
+        if (config := self.dispatch.config(namespace)) is None:
             raise ToolError(namespace, ErrorType.NOT_FOUND, "no such server")
         return self.pins.approve(config, names)
 
