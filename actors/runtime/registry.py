@@ -6,7 +6,7 @@ import concurrent.futures
 import itertools
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pykka
@@ -49,6 +49,8 @@ from actors.runtime.messages import (
     refuse,
 )
 from actors.runtime.pinning import PinsChanged
+from actors.runtime.registry_entry import RegistryEntry, live_server, retry_gap
+from actors.runtime.registry_requests import Route, ServerRefs
 from actors.runtime.reply import gather, gather_within, settle, settle_exception, tell
 from actors.runtime.schema_cache import CachedLists, SchemaCache
 from actors.runtime.server import ServerActor
@@ -86,25 +88,6 @@ TransportFactory = Callable[[ServerConfig], TransportSource]
 
 
 @dataclass(frozen=True, eq=False)
-class ServerRefs:
-    """The live server actors' refs, for an orderly shutdown; the reply is a list of `ActorRef`."""
-
-    reply: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future, repr=False)
-
-
-@dataclass(frozen=True, eq=False)
-class Route:
-    """Which actor serves ``namespace``; the reply is its `ActorRef` (spawned if need be), or None.
-
-    The `Runtime` facade caches the answer to skip this actor on every call: the registry
-    stays the one that decides routes, and a dead ref sends callers back here.
-    """
-
-    namespace: str
-    reply: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future, repr=False)
-
-
-@dataclass(frozen=True, eq=False)
 class _ListReady:
     """Every server asked has described itself: answer ``request`` from what is known."""
 
@@ -121,36 +104,12 @@ class _Removed:
     reply: concurrent.futures.Future[Any]
 
 
-@dataclass
-class _Entry:
-    config: ServerConfig
-    transport: TransportSource | None
-    server: pykka.ActorRef[Any] | None = None
-    seen: bool = False
-    """Its lists are known (it has run, or the schema cache knew them)."""
-    known: CachedLists | None = None
-    """What the schema cache knew of it when it was registered."""
-    unlisted: float | None = None
-    """When a list last found it could not say its lists (its start failed, or hangs): lists do
-    not wait on it again, and ask it to start at most once per `_retry_gap`."""
-
-
-def _retry_gap(config: ServerConfig) -> float:
-    """How long lists leave a server that could not start before asking it to start again."""
-    return max(config.restart_backoff_max, 1.0)
-
-
 def _settle_none(reply: concurrent.futures.Future[Any]) -> None:
     settle(reply, None)
 
 
 def _name(spec: ToolSpec) -> str:
     return spec.name
-
-
-def _live(entry: _Entry) -> pykka.ActorRef[Any] | None:
-    """The entry's server actor if it is alive (it may be running: only it knows)."""
-    return entry.server if entry.server is not None and entry.server.is_alive() else None
 
 
 class RegistryActor(AnsweringActor):
@@ -190,7 +149,7 @@ class RegistryActor(AnsweringActor):
         self.supervisor = supervisor
         self.tools = tools
         self.builtin = builtin
-        self.entries: dict[str, _Entry] = {}
+        self.entries: dict[str, RegistryEntry] = {}
         self.catalogs: dict[str, Catalog] = {}
         self.ages = ListAges()
         self._lists_asked = itertools.count()
@@ -282,7 +241,7 @@ class RegistryActor(AnsweringActor):
         else:
             self._server(ns, entry).tell(message)
 
-    def _server(self, ns: str, entry: _Entry) -> pykka.ActorRef[Any]:
+    def _server(self, ns: str, entry: RegistryEntry) -> pykka.ActorRef[Any]:
         if entry.server is None or not entry.server.is_alive():
             source = entry.transport
             if source is None and self.transports is not None:
@@ -384,7 +343,7 @@ class RegistryActor(AnsweringActor):
             if not entry.seen and entry.unlisted is not None:
                 # It could not start for an earlier list: not waited on; asked to start again (in
                 # the background, one start at a time) only once its gap has passed.
-                if now - entry.unlisted >= _retry_gap(entry.config):
+                if now - entry.unlisted >= retry_gap(entry.config):
                     entry.unlisted = now
                     tell(self._server(ns, entry), DescribeTools())
             elif not entry.seen:
@@ -392,7 +351,7 @@ class RegistryActor(AnsweringActor):
                 self._server(ns, entry).tell(describe)
                 describes.append(describe.reply)
                 described.append(ns)
-            elif request.refresh and self.ages.stale(ns, kind, now) and (server := _live(entry)):
+            elif request.refresh and self.ages.stale(ns, kind, now) and (server := live_server(entry)):
                 freshen = Freshen(kind, self.ages.told(ns, kind))
                 tell(server, freshen)
                 freshens.append(freshen.reply)
@@ -437,7 +396,7 @@ class RegistryActor(AnsweringActor):
 
     # ---- status -------------------------------------------------------------------------
 
-    def _unspawned_status(self, ns: str, entry: _Entry) -> ServerStatus:
+    def _unspawned_status(self, ns: str, entry: RegistryEntry) -> ServerStatus:
         return ServerStatus(namespace=ns, state=ServerState.IDLE, transport=entry.config.transport)
 
     def _status(self, request: GetStatus) -> None:
@@ -478,8 +437,8 @@ class RegistryActor(AnsweringActor):
             return
         unlisted = None
         if known is not None and known.unstartable:  # it could not start when last listed
-            known, unlisted = None, self.clock.monotonic() - _retry_gap(config)
-        self.entries[config.name] = _Entry(config, transport, known=known, unlisted=unlisted)
+            known, unlisted = None, self.clock.monotonic() - retry_gap(config)
+        self.entries[config.name] = RegistryEntry(config, transport, known=known, unlisted=unlisted)
         if known is not None:
             # Listed from what it said when it last ran; a start lists again and replaces this.
             self._route_tools(config.name, known.tools)
