@@ -33,7 +33,6 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +42,7 @@ from actors import Runtime, ToolResult, load_config
 from actors.testing import procfs
 from tests.conftest import wait_until
 from tests.harness import forkserver
+from tests.sandbox.conftest import require_bubblewrap
 
 ROOT = Path(__file__).resolve().parents[2]
 ATTACK_PY = ROOT / "tests" / "servers" / "attack_server.py"
@@ -62,35 +62,6 @@ pytestmark = pytest.mark.timeout(600)
 
 
 # --- bubblewrap ------------------------------------------------------------------------------
-
-
-@cache
-def _bubblewrap_problem() -> str | None:
-    """Why bubblewrap cannot make a sandbox here (None: it can)."""
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        return "bubblewrap (bwrap) is not installed"
-    probe = subprocess.run(
-        [bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--", "true"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    if probe.returncode != 0:
-        return f"bubblewrap cannot make a sandbox here ({probe.stderr.strip() or probe.returncode})"
-    return None
-
-
-def require_bubblewrap() -> None:
-    """Fail (never skip) where no sandbox can be built: `make test` installs bubblewrap."""
-    problem = _bubblewrap_problem()
-    if problem is not None:
-        pytest.fail(
-            f"{problem}: the sandboxed attack tests need it. Install Debian's bubblewrap "
-            "(apt-get install bubblewrap; make test installs it when missing).",
-            pytrace=False,
-        )
 
 
 # --- what is planted -------------------------------------------------------------------------
@@ -166,7 +137,7 @@ def planted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Planted]:
 def _entry(entry: dict[str, Any], planted: Planted, sandbox: bool | dict[str, Any]) -> dict[str, Any]:
     if sandbox is False:
         return {**entry, "cwd": str(planted.own)}
-    require_bubblewrap()
+    require_bubblewrap("the sandboxed attack tests")
     return {**entry, "sandbox": sandbox}
 
 

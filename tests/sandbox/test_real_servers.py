@@ -37,7 +37,6 @@ import time
 import urllib.parse
 import uuid
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +46,7 @@ from actors import Runtime, ToolResult, load_config
 from actors.mcp.sdk_transport import SDKTransport
 from tests.interop.conftest import HERE as INTEROP
 from tests.interop.conftest import npm_stdio, pypi_server
+from tests.sandbox.conftest import require_bubblewrap
 
 CALL_TIMEOUT = 180.0
 """Seconds for one call, the server's start in the sandbox included, on a slow, busy machine."""
@@ -60,34 +60,9 @@ pytestmark = pytest.mark.timeout(900)
 # --- bubblewrap, state, planted files --------------------------------------------------------
 
 
-@cache
-def _bubblewrap_problem() -> str | None:
-    """Why bubblewrap cannot make a sandbox here (None: it can)."""
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        return "bubblewrap (bwrap) is not installed"
-    probe = subprocess.run(
-        [bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--", "true"],
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-        check=False,
-    )
-    if probe.returncode != 0:
-        return f"bubblewrap cannot make a sandbox here ({probe.stderr.strip() or probe.returncode})"
-    return None
-
-
 @pytest.fixture(autouse=True)
 def bubblewrap() -> None:
-    """Fail (never skip) where no sandbox can be built: `make test` installs bubblewrap."""
-    problem = _bubblewrap_problem()
-    if problem is not None:
-        pytest.fail(
-            f"{problem}: the sandboxed real-server tests need it. Install Debian's bubblewrap "
-            "(apt-get install bubblewrap; make test installs it when missing).",
-            pytrace=False,
-        )
+    require_bubblewrap("the sandboxed real-server tests")
 
 
 @pytest.fixture(autouse=True)
