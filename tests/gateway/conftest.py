@@ -25,7 +25,7 @@ from actors.testing import procfs
 from tests.conftest import wait_until
 from tests.harness import forkserver
 from tests.runtime.conftest import ROOT, stdio_server
-from tests.servers.http_server import HTTPServer, free_port
+from tests.servers.http_server import HTTPServer, gateway_port
 
 HERE = Path(__file__).resolve().parent
 MCP_ACTORS = Path(sys.executable).with_name("mcp-actors")
@@ -114,7 +114,9 @@ class GatewayProcess:
         return self.process.pid
 
     def start(self) -> GatewayProcess:
-        self.port = self._port or free_port()
+        # Port 0 unless one is asked for: the gateway binds a free port itself and says which,
+        # so no other test's process can take it between a look-up here and its bind.
+        self.port = self._port or 0
         extra = {"MCP_ACTORS_TOKEN": self.token} if self.token else {}
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
@@ -134,6 +136,12 @@ class GatewayProcess:
         assert self.process is not None
         if self.process.poll() is not None:
             raise AssertionError(f"the gateway exited with status {self.process.returncode}\n{self.log()}")
+        # Only once its own bind succeeded: before, another test's gateway on a port asked
+        # for could answer /healthz in its stead.
+        bound = gateway_port(self.log_path.read_text(errors="replace"))
+        if bound is None:
+            return False
+        self.port = bound
         try:
             return self.request("GET", "/healthz")[0] == 200
         except OSError:
@@ -190,7 +198,9 @@ class GatewayProcess:
     def __enter__(self) -> GatewayProcess:
         return self.start()
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        if exc is not None:
+            exc.add_note(self.log())
         children = self.servers() if self.process is not None and self.process.poll() is None else set()
         self.stop()
         # The servers go with the gateway: by its shutdown, else by their parent-death signal.

@@ -26,7 +26,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.harness import forkserver
-from tests.servers.http_server import REPO_ROOT, free_port
+from tests.servers.http_server import REPO_ROOT, gateway_port
 
 __all__ = [
     "KINDS",
@@ -103,7 +103,9 @@ class GatewayProcess:
 
     def start(self) -> GatewayProcess:
         """Start it and wait until ``/healthz`` answers."""
-        self.port = free_port()
+        self.port = 0
+        # The log may hold an earlier gateway's lines: only what this one writes names its port.
+        start = self.log.stat().st_size if self.log.exists() else 0
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [
@@ -114,7 +116,7 @@ class GatewayProcess:
                     "--config",
                     str(self.config),
                     "--http",
-                    f"127.0.0.1:{self.port}",
+                    "127.0.0.1:0",
                     *self.args,
                 ],
                 cwd=REPO_ROOT,
@@ -127,9 +129,12 @@ class GatewayProcess:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the gateway exited with {self.process.returncode}:\n{self.stderr()}")
-            with contextlib.suppress(OSError):
-                self.healthz()
-                return self
+            bound = gateway_port(self.log.read_bytes()[start:].decode(errors="replace"))
+            if bound is not None:
+                self.port = bound
+                with contextlib.suppress(OSError):
+                    self.healthz()
+                    return self
             time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"the gateway did not serve within {WAIT}s:\n{self.stderr()}")
@@ -168,6 +173,8 @@ class GatewayProcess:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        if exc is not None:
+            exc.add_note(f"--- gateway stderr ---\n{self.stderr()[-4000:]}")
         self.stop()
 
 

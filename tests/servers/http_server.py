@@ -11,6 +11,7 @@ leaving terminates and reaps it. It is forked from a fork server that imported i
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -33,6 +34,16 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+_LISTENING = re.compile(r"mcp-actors serve: listening on http://\S*:(\d+)/mcp")
+
+
+def gateway_port(stderr: str) -> int | None:
+    """The port an ``mcp-actors serve --http HOST:0`` bound, once its stderr says so. Serving on
+    port 0 leaves no moment, as `free_port` does, in which another test's process takes it."""
+    bound = _LISTENING.search(stderr)
+    return int(bound.group(1)) if bound else None
 
 
 class HTTPServer:

@@ -24,7 +24,8 @@ from tests.cluster.conftest import (  # noqa: F401 (fixtures)
     replicas,
 )
 from tests.gateway.access.identity import SCOPE, auth_keys, client
-from tests.gateway.conftest import GatewayProcess, fixture, free_port, write_config
+from tests.gateway.conftest import GatewayProcess, fixture, write_config
+from tests.servers.http_server import free_port
 from tests.servers.oidc_issuer import OIDCIssuer
 
 pytestmark = pytest.mark.timeout(180)
