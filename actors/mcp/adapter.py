@@ -40,6 +40,7 @@ from actors.mcp.transport import (
     Progress,
     RemoteTool,
     ServerInfo,
+    StrayOutput,
     Transport,
     TransportEvents,
 )
@@ -298,8 +299,10 @@ class MCPToolAdapter:
             with anyio.fail_after(timeout):
                 info = await transport.connect(Relay(self, events))
         except BaseException as exc:
+            # A timeout quotes what the server printed instead of MCP (read here, on the loop).
+            stray = transport.stray_output() if isinstance(transport, StrayOutput) else ()
             await self._close_quietly(transport)
-            failure = connect_failure(exc, self.server_name, timeout, self.redact)
+            failure = connect_failure(exc, self.server_name, timeout, self.redact, stray)
             if failure is exc or not isinstance(exc, Exception):
                 raise
             raise failure from None if isinstance(exc, TimeoutError) else exc

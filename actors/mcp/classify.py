@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import anyio
 
-from actors.mcp.transport import ServerReplyError
+from actors.mcp.transport import ServerReplyError, stray_text
 from actors.tools import ErrorType, ToolError, error_label
 
 __all__ = ["classify", "connect_failure", "labelled"]
@@ -42,13 +42,19 @@ def labelled(kind: ErrorType, text: str) -> str:
 
 
 def connect_failure(
-    exc: BaseException, server: str, timeout: float, redact: Callable[[str], str]
+    exc: BaseException,
+    server: str,
+    timeout: float,
+    redact: Callable[[str], str],
+    stray: Sequence[str] = (),
 ) -> ToolError:
     """What a failed connect raises: ``auth`` as it came (a login is needed, or was refused),
-    anything else a ``connection`` failure (a timeout says so)."""
+    anything else a ``connection`` failure (a timeout says so, and quotes ``stray``: what the
+    server wrote to stdout that is not MCP, `actors.mcp.transport.StrayOutput`)."""
     if isinstance(exc, ToolError) and exc.error_type == ErrorType.AUTH:
         return exc
     if isinstance(exc, TimeoutError):
-        return ToolError(server, ErrorType.CONNECTION, f"connection timed out after {timeout}s")
+        quoted = f"; {redact(stray_text(stray))}" if stray else ""
+        return ToolError(server, ErrorType.CONNECTION, f"connection timed out after {timeout}s{quoted}")
     reason = redact(str(exc) or type(exc).__name__)
     return ToolError(server, ErrorType.CONNECTION, f"connection failed: {reason}")

@@ -28,8 +28,10 @@ __all__ = [
     "ServerInfo",
     "ServerReplyError",
     "StartRefused",
+    "StrayOutput",
     "Transport",
     "TransportEvents",
+    "stray_text",
 ]
 
 JSONObject = dict[str, Any]
@@ -221,6 +223,21 @@ class Transport(Protocol):
     async def close(self) -> None:
         """Close the connection and reap what it started. Idempotent; never raises."""
         ...
+
+
+@runtime_checkable
+class StrayOutput(Protocol):
+    """A transport that keeps what a stdio server wrote to stdout that is not MCP (a banner,
+    ``Downloading package...``), for a failed start to quote."""
+
+    def stray_output(self) -> tuple[str, ...]:
+        """The first such lines of the last connection attempt, quoted and cut short; on the loop."""
+        ...
+
+
+def stray_text(lines: Sequence[str]) -> str:
+    """What a failed start says of ``lines`` (`StrayOutput.stray_output`): nothing for none."""
+    return f"the server wrote to stdout what is not MCP: {' | '.join(lines)}" if lines else ""
 
 
 @runtime_checkable

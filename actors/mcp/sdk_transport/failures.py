@@ -21,6 +21,8 @@ _SDK_CLOSED_MESSAGES = ("Connection closed", "SSE stream ended without a respons
 
 _E = TypeVar("_E", bound=BaseException)
 
+_QUOTED_CHARS = 200
+
 
 def is_connection_error(exc: MCPError) -> bool:
     """Whether the SDK failed ``exc``'s request because the connection went, not the server."""
@@ -58,12 +60,20 @@ def exc_text(exc: BaseException | None) -> str:
 
 
 def unreadable_text(exc: Exception) -> str:
-    """What the server sent that is not JSON-RPC, shortened (for diagnostics)."""
+    """What the server sent that is not JSON-RPC, quoted and cut to about 200 characters (for
+    diagnostics); for what cannot be quoted (not UTF-8), the error."""
     if isinstance(exc, pydantic.ValidationError):
         errors = exc.errors()
         if errors and "input" in errors[0]:
-            return repr(errors[0]["input"])[:200]
-    return exc_text(exc)[:200]
+            found = errors[0]["input"]
+            if isinstance(found, str):  # a line that is not JSON: cut before it is quoted
+                return repr(_cut(found))
+            return _cut(repr(found))
+    return _cut(exc_text(exc))
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _QUOTED_CHARS else text[: _QUOTED_CHARS - 1] + "…"
 
 
 def validation_text(exc: pydantic.ValidationError) -> str:

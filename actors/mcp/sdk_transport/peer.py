@@ -24,12 +24,14 @@ import anyio.abc
 from actors.mcp.auth import AuthError, auth_failure
 from actors.mcp.sdk_transport.failures import exc_text
 from actors.mcp.stdio_process import StdioProcess
+from actors.mcp.transport import stray_text
 
 __all__ = ["PeerWatch"]
 
 logger = logging.getLogger(__name__)
 
 _REPORTED_STDERR_LINES: Final = 8
+_QUOTED_STRAY_LINES: Final = 2
 _EXIT_STATUS_WAIT: Final = 0.5
 _STDERR_EOF_WAIT: Final = 0.3
 _REASON_WAIT: Final = 2.0
@@ -47,6 +49,9 @@ class _Attempt:
 
     stdio: StdioProcess | None = None
     stream_errors: deque[str] = field(default_factory=lambda: deque(maxlen=3))
+    """The last items of output that were not JSON-RPC (what a death quotes)."""
+    first_errors: list[str] = field(default_factory=list)
+    """The first ones (a banner printed before the server speaks MCP: what a timeout quotes)."""
     read_stream: _Closable | None = None
 
 
@@ -160,6 +165,16 @@ class PeerWatch:
     def unreadable(self, text: str) -> None:
         """The server sent something that is not JSON-RPC (kept for the reason)."""
         self._attempt.stream_errors.append(text)
+        if len(self._attempt.first_errors) < _QUOTED_STRAY_LINES:
+            self._attempt.first_errors.append(text)
+
+    @property
+    def stray_output(self) -> tuple[str, ...]:
+        """The first lines (two at most) a stdio server of this attempt wrote to stdout that are
+        not JSON-RPC, quoted and cut short; none for HTTP. A snapshot: safe to hand over."""
+        if self._attempt.stdio is None:
+            return ()
+        return tuple(self._attempt.first_errors)
 
     def process_exited(self) -> None:
         self.peer_lost("the server process exited")
@@ -276,8 +291,12 @@ class PeerWatch:
         stdio = self._attempt.stdio
         if stdio is not None and (lines := stdio.stderr_lines(_REPORTED_STDERR_LINES)):
             parts.append("stderr: " + " | ".join(lines))
-        if self._attempt.stream_errors:
-            parts.append("not JSON-RPC on stdout: " + " | ".join(self._attempt.stream_errors))
+        if errors := self._attempt.stream_errors:
+            parts.append(
+                stray_text(errors)
+                if stdio is not None
+                else "the server sent what is not MCP: " + " | ".join(errors)
+            )
         return "; ".join(parts)
 
     # -- liveness checks -------------------------------------------------------------------------

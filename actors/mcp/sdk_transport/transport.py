@@ -181,6 +181,11 @@ class SDKTransport:
         """Why the session ended (peer death, handshake failure, cancelled connect or close), once it has."""
         return self._watch.reason
 
+    def stray_output(self) -> tuple[str, ...]:
+        """The first lines a stdio server wrote to stdout that are not MCP, quoted
+        (`actors.mcp.transport.StrayOutput`): what a connect cut short by its caller quotes."""
+        return self._watch.stray_output
+
     # -- connect and close ---------------------------------------------------------------------
 
     async def connect(self, events: TransportEvents | None = None) -> ServerInfo:
