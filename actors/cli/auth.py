@@ -9,33 +9,48 @@ not pay for it.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from actors.cli.output import error_line, table
+from actors.cli.output import error_line
 from actors.cli.startup import resolve_config
+from actors.cli.tables import write_table
 from actors.config import RuntimeConfig
 from actors.mcp.config import ServerConfig
 
 if TYPE_CHECKING:
     from actors.mcp.auth import TokenStore
 
-__all__ = ["add_auth_commands", "login_command", "logout_command", "status_command", "write_auth_lines"]
+__all__ = [
+    "add_auth_commands",
+    "auth_states",
+    "login_command",
+    "logout_command",
+    "status_command",
+    "write_auth_lines",
+]
 
 
 def add_auth_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
     """``login``, ``logout`` and ``status``, added with ``command(name, help)``."""
     login = command("login", "log in to a remote server (OAuth): open the browser, store the tokens")
-    login.add_argument("namespace", metavar="NS")
+    login.add_argument("namespace", metavar="NS", help="the remote server to log in to")
     login.add_argument(
         "--no-browser", action="store_true", help="only print the URL to open (in a browser on this machine)"
     )
     login.add_argument(
-        "--timeout", type=float, default=300.0, metavar="S", help="how long to wait for the login"
+        "--timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="seconds to wait for the login (default: %(default)s)",
     )
-    command("logout", "forget the stored login of a remote server").add_argument("namespace", metavar="NS")
-    command("status", "list the configured servers and whether each remote one has a login")
+    logout = command("logout", "forget the stored login of a remote server")
+    logout.add_argument("namespace", metavar="NS", help="the remote server whose login to forget")
+    status = command("status", "list the configured servers and whether each remote one has a login")
+    status.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def login_command(args: argparse.Namespace, out: TextIO) -> int:
@@ -77,15 +92,25 @@ def logout_command(args: argparse.Namespace, out: TextIO) -> int:
 
 def status_command(args: argparse.Namespace, out: TextIO) -> int:
     config, source = resolve_config(args.config)
-    from actors.mcp.auth import TokenStore  # noqa: PLC0415
-
-    store = TokenStore()
-    rows = [
-        [s.name, s.transport, _auth_of(s, store) or "-", _boundary_of(s)] for s in config.servers.values()
+    logins, problem = auth_states(config)
+    servers = [
+        {
+            "name": s.name,
+            "transport": s.transport,
+            "auth": logins.get(s.name),
+            "boundary": _boundary_of(s) if s.transport == "stdio" else None,
+        }
+        for s in config.servers.values()
     ]
-    out.write(f"{source}\n" + table(["server", "transport", "auth", "boundary"], rows) + "\n")
-    if store.problem:
-        out.write(f"warning: the token store {store.path} cannot be read: {store.problem}\n")
+    if args.json:
+        listing = {"source": source, "servers": servers, "warnings": [problem] if problem else []}
+        out.write(json.dumps(listing, indent=2) + "\n")
+        return 0
+    rows = [[s["name"], s["transport"], s["auth"] or "-", s["boundary"] or "-"] for s in servers]
+    out.write(f"{source}\n")
+    write_table(out, ["server", "transport", "auth", "boundary"], rows)
+    if problem:
+        out.write(f"warning: {problem}\n")
     return 0
 
 
@@ -100,17 +125,23 @@ def _boundary_of(server: ServerConfig) -> str:
 
 def write_auth_lines(config: RuntimeConfig, out: TextIO) -> None:
     """``  NS: auth: ok / expired / needs login`` for each remote server, read from the token store."""
+    logins, problem = auth_states(config)
+    for name, auth in logins.items():
+        hint = f" (run `mcp-actors login {name}`)" if auth in ("expired", "needs login") else ""
+        out.write(f"  {name}: auth: {auth}{hint}\n")
+    if problem:
+        out.write(f"warning: {problem}\n")
+
+
+def auth_states(config: RuntimeConfig) -> tuple[dict[str, str], str | None]:
+    """Each remote server's login state (`_auth_of`), and why the token store cannot be read
+    (None when it can)."""
     from actors.mcp.auth import TokenStore  # noqa: PLC0415
 
     store = TokenStore()
-    for server in config.servers.values():
-        auth = _auth_of(server, store)
-        if auth is None:
-            continue
-        hint = f" (run `mcp-actors login {server.name}`)" if auth in ("expired", "needs login") else ""
-        out.write(f"  {server.name}: auth: {auth}{hint}\n")
-    if store.problem:
-        out.write(f"warning: the token store {store.path} cannot be read: {store.problem}\n")
+    states = {s.name: auth for s in config.servers.values() if (auth := _auth_of(s, store)) is not None}
+    problem = f"the token store {store.path} cannot be read: {store.problem}" if store.problem else None
+    return states, problem
 
 
 def _remote_server(config: RuntimeConfig, namespace: str) -> ServerConfig | None:

@@ -4,19 +4,48 @@ would find it, without starting anything."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
-from actors.cli.auth import write_auth_lines
+from actors.cli.auth import auth_states, write_auth_lines
 from actors.cli.package_pins import package_pin_warnings
-from actors.cli.startup import resolve_config
+from actors.cli.startup import command_config
+from actors.config import ConfigError, RuntimeConfig
 from actors.mcp.config import ServerConfig
 
 __all__ = ["check_command"]
 
 
 def check_command(args: argparse.Namespace, out: TextIO) -> int:
-    config, source = resolve_config(args.config)
+    try:
+        config, source = command_config(args)
+    except ConfigError as exc:
+        if not args.json:
+            raise  # `main` prints it: every problem, per server and key; status 2
+        problems = [p.model_dump() for p in exc.problems]
+        _dump({"source": exc.source, "ok": False, "errors": problems, "warnings": []}, out)
+        return 2
+    found = [(s.name, problem) for s in config.servers.values() if (problem := _command_problem(s))]
+    found += [(s.name, problem) for s in config.servers.values() if (problem := _sandbox_problem(s))]
+    errors = [problem for _, problem in found]
+    warnings = [*config.warnings, *package_pin_warnings(config.servers.values())]
+    policy = _policy(config)
+    if args.json:
+        logins, store_problem = auth_states(config)
+        report = {
+            "source": source,
+            "ok": not errors,
+            "builtin": config.builtin.enabled,
+            "servers": [
+                _server_report(server, logins.get(server.name)) for server in config.servers.values()
+            ],
+            "policy": None if policy is None else {"file": policy[0], "rules": policy[1]},
+            "errors": [{"server": name, "key": None, "message": problem} for name, problem in found],
+            "warnings": [*warnings, *([store_problem] if store_problem else [])],
+        }
+        _dump(report, out)
+        return 1 if errors else 0
     builtin = "on" if config.builtin.enabled else "off"
     out.write(f"{source}: {len(config.servers)} servers, built-in tools {builtin}\n")
     for server in config.servers.values():
@@ -25,24 +54,42 @@ def check_command(args: argparse.Namespace, out: TextIO) -> int:
         if server.transport == "stdio":
             out.write(f"    boundary: {boundary_line(server)}\n")
     write_auth_lines(config, out)
-    if config.access.policy is not None:
-        # Deferred: the gateway (and Cedar) load only for a config that names a policy. A policy
-        # that does not load is the config's error (`ConfigError`, naming the file and rule).
-        from actors.gateway.access.policy_file import load_policy  # noqa: PLC0415
-
-        policy = load_policy(config)
-        if policy is not None:
-            out.write(f"  access.policy: {policy.source}: {len(policy.rules)} rules\n")
-    for warning in [*config.warnings, *package_pin_warnings(config.servers.values())]:
+    if policy is not None:
+        out.write(f"  access.policy: {policy[0]}: {policy[1]} rules\n")
+    for warning in warnings:
         out.write(f"warning: {warning}\n")
-    missing = [problem for server in config.servers.values() if (problem := _command_problem(server))]
-    missing += [problem for server in config.servers.values() if (problem := _sandbox_problem(server))]
-    for problem in missing:
+    for problem in errors:
         print(f"error: {problem}", file=sys.stderr)
-    if missing:
+    if errors:
         return 1
     out.write("ok\n")
     return 0
+
+
+def _policy(config: RuntimeConfig) -> tuple[str, int] | None:
+    """The access policy's file and its number of rules; None without one."""
+    if config.access.policy is None:
+        return None
+    # Deferred: the gateway (and Cedar) load only for a config that names a policy. A policy
+    # that does not load is the config's error (`ConfigError`, naming the file and rule).
+    from actors.gateway.access.policy_file import load_policy  # noqa: PLC0415
+
+    policy = load_policy(config)
+    return None if policy is None else (str(policy.source), len(policy.rules))
+
+
+def _server_report(server: ServerConfig, auth: str | None) -> dict[str, Any]:
+    """One server as ``check --json`` shows it."""
+    report: dict[str, Any] = {"name": server.name, "transport": server.transport}
+    if server.transport == "stdio":
+        report |= {"command": server.command, "args": list(server.args), "boundary": boundary_line(server)}
+    else:
+        report |= {"url": server.url, "auth": auth}
+    return report
+
+
+def _dump(report: dict[str, Any], out: TextIO) -> None:
+    out.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
 
 
 def boundary_line(server: ServerConfig) -> str:

@@ -8,11 +8,13 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from actors.cli.output import error_line, first_line, readable, table
-from actors.cli.startup import resolve_config, start_runtime
+from actors.cli.output import error_line, first_line, readable
+from actors.cli.progress import watching
+from actors.cli.startup import command_config, start_runtime
+from actors.cli.tables import write_table
 from actors.config import RuntimeConfig
 from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.pins import FilePinStore, PinBook, Shown
@@ -22,25 +24,34 @@ from actors.tools import ToolSpec
 if TYPE_CHECKING:
     from actors.runtime import Runtime
 
-__all__ = ["prompts_command", "resources_command", "tools_command"]
+__all__ = ["prompts_command", "resources_command", "tool_arguments", "tools_command"]
+
+_BUILTIN = "builtin"
+"""The built-in tools' namespace (`actors.runtime.registry.BUILTIN_NAMESPACE`, not imported here:
+that module loads the actors, which a cached listing never needs)."""
 
 
 def tools_command(args: argparse.Namespace, out: TextIO) -> int:
-    config, _ = resolve_config(args.config)
+    config, _ = command_config(args)
     cache = _cache(args)
-    cached = _cached(config, cache)
+    namespace = args.namespace
+    cached = _cached(config, cache, namespace)
     if cached is not None:
         # Every server has run before: answered from the cache, no server process starts.
         _write_tools(cached[0], args, out)
         return 0
     seen = _seen(config, cache)
     with start_runtime(config, cache) as rt:
-        _write_tools(rt.list_tools(timeout=args.timeout), args, out)
-        return _listing_failures(rt, None, "tools", seen)
+        if (status := _known(rt, namespace)) is not None:
+            return status
+        with watching(rt):
+            tools = rt.list_tools(namespace, timeout=args.timeout)
+        _write_tools(tools, args, out)
+        return _listing_failures(rt, namespace, "tools", seen)
 
 
 def resources_command(args: argparse.Namespace, out: TextIO) -> int:
-    config, _ = resolve_config(args.config)
+    config, _ = command_config(args)
     cache = _cache(args)
     cached = _cached(config, cache, args.namespace)
     if cached is not None:
@@ -52,14 +63,15 @@ def resources_command(args: argparse.Namespace, out: TextIO) -> int:
     with start_runtime(config, cache) as rt:
         if (status := _known(rt, args.namespace)) is not None:
             return status
-        resources = rt.list_resources(args.namespace, timeout=args.timeout)
-        templates = rt.list_resource_templates(args.namespace, timeout=args.timeout)
+        with watching(rt):
+            resources = rt.list_resources(args.namespace, timeout=args.timeout)
+            templates = rt.list_resource_templates(args.namespace, timeout=args.timeout)
         _write_resources(resources, templates, args, out)
         return _listing_failures(rt, args.namespace, "resources", seen)
 
 
 def prompts_command(args: argparse.Namespace, out: TextIO) -> int:
-    config, _ = resolve_config(args.config)
+    config, _ = command_config(args)
     cache = _cache(args)
     cached = _cached(config, cache, args.namespace)
     if cached is not None:
@@ -69,7 +81,9 @@ def prompts_command(args: argparse.Namespace, out: TextIO) -> int:
     with start_runtime(config, cache) as rt:
         if (status := _known(rt, args.namespace)) is not None:
             return status
-        _write_prompts(rt.list_prompts(args.namespace, timeout=args.timeout), args, out)
+        with watching(rt):
+            prompts = rt.list_prompts(args.namespace, timeout=args.timeout)
+        _write_prompts(prompts, args, out)
         return _listing_failures(rt, args.namespace, "prompts", seen)
 
 
@@ -94,7 +108,7 @@ def _cached(
     with the built-in tools, for every server or the one ``namespace``; None if one was never
     seen (the runtime must start it) or ``namespace`` is no server (the runtime says so)."""
     if not cache.read or (namespace is not None and namespace not in config.servers):
-        return None
+        return None  # the built-in tools too, when asked for alone: the runtime lists them
     tools: list[ToolSpec] = []
     catalogs: list[Catalog] = []
     pins = PinBook(FilePinStore())  # what a server holds since it changed is not listed
@@ -124,7 +138,7 @@ def _cached(
 
 def _known(rt: Runtime, namespace: str | None) -> int | None:
     """None if ``namespace`` is None or a configured server; else exit status 1, said on stderr."""
-    if namespace is None or rt.status(namespace):
+    if namespace is None or rt.status(namespace) or namespace == _BUILTIN:
         return None
     # Worded as the runtime words an unknown namespace for a read or a prompt.
     known = ", ".join(s.namespace for s in rt.status()) or "none"
@@ -168,13 +182,29 @@ def _write_tools(tools: Sequence[ToolSpec], args: argparse.Namespace, out: TextI
         )
         out.write("\n")
     else:
-        out.write(
-            table(
-                ["tool", "source", "capabilities", "description"],
-                [[t.name, t.source, _capabilities(t), t.description.split("\n")[0][:70]] for t in tools],
-            )
-            + "\n"
-        )
+        rows = [
+            [t.name, tool_arguments(t.input_schema), t.source, _capabilities(t), first_line(t.description)]
+            for t in tools
+        ]
+        write_table(out, ["tool", "arguments", "source", "capabilities", "description"], rows)
+
+
+def tool_arguments(schema: Mapping[str, Any]) -> str:
+    """``owner, [limit: integer]``: a tool's arguments from its input schema, the optional ones
+    in brackets, each with its type unless it is text."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or not properties:
+        return "-"
+    required = schema.get("required")
+    required = set(required) if isinstance(required, list) else set()
+    words = []
+    for name, prop in properties.items():
+        kind = prop.get("type") if isinstance(prop, Mapping) else None
+        kinds = [kind] if isinstance(kind, str) else [k for k in kind or () if isinstance(k, str)]
+        shown = " | ".join(k for k in kinds if k not in ("string", "null")) if kinds else ""
+        word = f"{name}: {shown}" if shown else str(name)
+        words.append(word if name in required else f"[{word}]")
+    return ", ".join(words)
 
 
 def _capabilities(spec: ToolSpec) -> str:
@@ -196,18 +226,17 @@ def _write_resources(
         }
         out.write(json.dumps(listing, indent=2, ensure_ascii=False) + "\n")
         return
-    out.write(
-        table(
-            ["server", "uri", "name", "mime type", "description"],
-            [[r.namespace, r.uri, r.name, r.mime_type, first_line(r.description)] for r in resources],
-        )
-        + "\n"
+    write_table(
+        out,
+        ["server", "uri", "name", "mime type", "description"],
+        [[r.namespace, r.uri, r.name, r.mime_type, first_line(r.description)] for r in resources],
     )
     if templates:
         rows = [
             [t.namespace, t.uri_template, t.name, t.mime_type, first_line(t.description)] for t in templates
         ]
-        out.write("\n" + table(["server", "template", "name", "mime type", "description"], rows) + "\n")
+        out.write("\n")
+        write_table(out, ["server", "template", "name", "mime type", "description"], rows)
 
 
 def _write_prompts(prompts: Sequence[PromptSpec], args: argparse.Namespace, out: TextIO) -> None:
@@ -216,7 +245,7 @@ def _write_prompts(prompts: Sequence[PromptSpec], args: argparse.Namespace, out:
         out.write(json.dumps(listing, indent=2, ensure_ascii=False) + "\n")
     else:
         rows = [[p.name, _prompt_arguments(p), first_line(p.description)] for p in prompts]
-        out.write(table(["prompt", "arguments", "description"], rows) + "\n")
+        write_table(out, ["prompt", "arguments", "description"], rows)
 
 
 def _prompt_arguments(prompt: PromptSpec) -> str:

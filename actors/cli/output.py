@@ -1,5 +1,5 @@
-"""What the commands print: tables, a tool's (or a read's, or a prompt's) result, and the one
-line that says an error.
+"""What the commands print: the servers' status table, a tool's (or a read's, or a prompt's)
+result, and the one line that says an error.
 
 Errors read ``error: <error_type>: <message>``, the message without a label that repeats the
 type, and with its seconds rounded as the runtime rounds them.
@@ -12,8 +12,9 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from actors.cli.tables import table
 from actors.mcp.content import ContentText
 from actors.tools import ToolResult, duration_text, error_label
 
@@ -27,20 +28,10 @@ __all__ = [
     "print_result",
     "readable",
     "status_table",
-    "table",
 ]
 
 # A number of seconds as the runtime writes it (``0.25s``, ``30.250000000000004 s``).
 _SECONDS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?s\b")
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """``rows`` under ``headers`` in left-aligned columns, a rule under the headers."""
-    cells = [[str(h) for h in headers], *[["" if c is None else str(c) for c in row] for row in rows]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def status_table(statuses: Sequence[ServerStatus]) -> str:

@@ -39,7 +39,7 @@ _REDIS_TIMEOUT = 5.0
 def add_pin_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
     """``approve`` and ``pins``, added with ``command(name, help)``."""
     approve = command("approve", "approve the changed definitions a server holds (all, or those named)")
-    approve.add_argument("namespace", metavar="NS")
+    approve.add_argument("namespace", metavar="NS", help="the server whose held definitions to approve")
     approve.add_argument(
         "names", nargs="*", metavar="NAME", help="tools, prompts or templates (default: all)"
     )
@@ -47,14 +47,20 @@ def add_pin_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> 
     pins = command("pins", "the pinned definitions of the servers: held, write, check")
     actions = pins.add_subparsers(dest="action", required=True, metavar="ACTION")
     held = actions.add_parser("held", help="what is held until approved (no server starts)")
-    held.add_argument("namespace", nargs="?", metavar="NS")
+    held.add_argument("namespace", nargs="?", metavar="NS", help="only what this server holds")
     write = actions.add_parser("write", help="start every server and pin what it lists now")
     check = actions.add_parser("check", help="start every server; exit 1 if a definition is not its pin")
     for sub in (held, write, check):
         sub.add_argument("--config", metavar="FILE", help="config file (as for every command)")
         _where(sub)
     for sub in (write, check):
-        sub.add_argument("--timeout", type=float, default=60.0, metavar="S", help="for each server's lists")
+        sub.add_argument(
+            "--timeout",
+            type=float,
+            default=60.0,
+            metavar="S",
+            help="seconds to wait for each server's lists (default: %(default)s)",
+        )
 
 
 def _where(parser: argparse.ArgumentParser) -> None:

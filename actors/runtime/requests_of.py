@@ -22,7 +22,7 @@ def tool_call(
     """The `CallTool` of ``namespace/tool``, or why there is none."""
     namespace, sep, tool = name.partition("/") if isinstance(name, str) else ("", "", "")
     if not sep or not namespace or not tool:
-        return ToolResult.fail(ErrorType.NOT_FOUND, f"{name!r} is not 'namespace/tool'")
+        return ToolResult.fail(ErrorType.NOT_FOUND, _not_namespaced(name, "tool"))
     return CallTool(
         namespace=namespace, tool=tool, arguments=_copied(arguments), timeout=timeout, progress=progress
     )
@@ -34,8 +34,19 @@ def prompt_request(
     """The `GetPrompt` of ``namespace/prompt``, or why there is none."""
     namespace, sep, prompt = name.partition("/") if isinstance(name, str) else ("", "", "")
     if not sep or not namespace or not prompt:
-        return ToolResult.fail(ErrorType.NOT_FOUND, f"{name!r} is not 'namespace/prompt'")
+        return ToolResult.fail(ErrorType.NOT_FOUND, _not_namespaced(name, "prompt"))
     return GetPrompt(namespace, prompt, _copied(arguments), timeout)
+
+
+def _not_namespaced(name: object, kind: str) -> str:
+    """Why ``name`` names nothing; for ``ns__tool``, the gateway's name of ``ns/tool`` (what a
+    host shows), the name to use instead."""
+    said = f"{name!r} is not 'namespace/{kind}'"
+    if isinstance(name, str) and "__" in name.strip("_"):
+        namespace, _, rest = name.partition("__")
+        if namespace and rest:
+            return f"{said}: did you mean '{namespace}/{rest}'? ({name!r} is the gateway's name for it)"
+    return said
 
 
 def completion(

@@ -38,7 +38,7 @@ def test_tools_lists_namespaced_tools_with_capabilities(fixture_config: Path) ->
     status, out = run("tools", "--config", str(fixture_config))
     assert status == 0
     header, _rule, *rows = out.splitlines()
-    assert header.split()[:3] == ["tool", "source", "capabilities"]
+    assert header.split() == ["tool", "arguments", "source", "capabilities", "description"]
     names = [row.split()[0] for row in rows]
     assert {"fx/echo", "fx/add", "fx/sleep"} <= set(names)
     assert all(name.startswith("fx/") for name in names)

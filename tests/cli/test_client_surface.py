@@ -178,8 +178,8 @@ def test_a_call_that_reports_progress_draws_a_bar_on_a_terminal(
     status, out = run("call", "m/steps", arguments, "--config", str(media))
     assert (status, out) == (0, "2 steps done\n")
     drawn = terminal.getvalue()
-    assert "\r\x1b[K[############------------]  50% step 1" in drawn
-    assert drawn.endswith("\r\x1b[K"), "the bar is erased when the call ends"
+    assert "step 1" in drawn and " 50%" in drawn
+    assert drawn.endswith("\x1b[2K"), "the bar is erased when the call ends"
 
 
 def test_no_bar_when_stderr_is_not_a_terminal(media: Path, tmp_path: Path) -> None:
@@ -229,8 +229,8 @@ def test_the_console_script_draws_the_bar_on_a_real_terminal(media: Path, tmp_pa
             process.kill()
             process.wait(10)
     assert (process.returncode, stdout) == (0, b"2 steps done\n"), drawn
-    assert b"50% step 1" in drawn
-    assert drawn.endswith(b"\r\x1b[K")
+    assert b"step 1" in drawn and b" 50%" in drawn
+    assert drawn.endswith(b"\x1b[2K"), "the bar is erased when the call ends"
 
 
 # ---- resources and read -------------------------------------------------------------------------

@@ -4,12 +4,10 @@ send (including content it should not), and where saved content may go."""
 from __future__ import annotations
 
 import base64
-import io
 from pathlib import Path
 
 import pytest
 
-from actors.cli import ProgressBar
 from actors.mcp.content import ContentText, size_text
 
 
@@ -98,29 +96,3 @@ def test_content_that_is_not_base64_is_not_saved(tmp_path: Path) -> None:
     ]
     assert text.saved == []
     assert list(tmp_path.iterdir()) == []
-
-
-def test_the_progress_bar_line() -> None:
-    bar = ProgressBar(io.StringIO())
-    assert bar.line(0, 4, None) == "[------------------------]   0%"
-    assert bar.line(1, 4, "copying") == "[######------------------]  25% copying"
-    assert bar.line(4, 4, "done") == "[########################] 100% done"
-    assert bar.line(9, 4, None) == "[########################] 100%"  # a server that overshoots
-    assert bar.line(3, None, "files") == "[3] files"
-    assert bar.line(2.5, 0, None) == "[2.5]"
-    assert len(bar.line(1, 2, "x" * 500)) == 79  # one line of an 80-column terminal
-
-
-def test_the_bar_is_erased_once_and_news_after_the_end_is_dropped() -> None:
-    stream = io.StringIO()
-    bar = ProgressBar(stream)
-    bar.update(1, 2, "half")
-    bar.close()
-    bar.update(2, 2, "late")
-    assert stream.getvalue() == "\r\x1b[K[############------------]  50% half\r\x1b[K"
-
-
-def test_a_bar_that_drew_nothing_erases_nothing() -> None:
-    stream = io.StringIO()
-    ProgressBar(stream).close()
-    assert stream.getvalue() == ""
