@@ -51,7 +51,10 @@ def read_command(args: argparse.Namespace, out: TextIO) -> int:
     config, _ = command_config(args)
     namespace = args.namespace or _adhoc_namespace(config, args)
     if namespace is None:
-        print("error: name the server: mcp-actors read NS URI", file=sys.stderr)
+        print(
+            f"error: read needs the server and the URI (mcp-actors read NS URI): only {args.uri!r}",
+            file=sys.stderr,
+        )
         return _USAGE
     with start_runtime(config) as rt, watching(rt):
         result = rt.read_resource(namespace, args.uri, timeout=args.timeout)

@@ -131,6 +131,7 @@ def _requests(command: _Command) -> None:
     call.add_argument(
         "arguments",
         nargs="*",
+        default=[],  # else argparse calls the words required in its usage error
         metavar="KEY=VALUE",
         help="the arguments: key=value words typed by the tool's schema, or one JSON object",
     )
@@ -150,7 +151,11 @@ def _requests(command: _Command) -> None:
     prompt = command("prompt", "get one prompt filled in with arguments and print its messages", adhoc=True)
     prompt.add_argument("prompt", metavar="NS/NAME", help="the prompt (just NAME with --command or --url)")
     prompt.add_argument(
-        "arguments", nargs="*", metavar="KEY=VALUE", help="its arguments: key=value words, or one JSON object"
+        "arguments",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="its arguments: key=value words, or one JSON object",
     )
     prompt.add_argument("--timeout", type=float, default=None, metavar="S", help=_ANSWER_TIMEOUT)
     prompt.add_argument("--json", action="store_true", help=_JSON_RESULT)

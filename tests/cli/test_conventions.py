@@ -289,3 +289,18 @@ def test_a_listing_at_a_terminal_shows_the_servers_it_waits_for(tmp_path: Path) 
     assert b"starting slow" in drawn
     assert drawn.endswith(b"\x1b[2K"), "the rows are erased when the listing ends"
     assert b"slow/echo" in stdout
+
+
+def test_a_call_without_a_tool_asks_for_the_tool_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["call"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.endswith("error: the following arguments are required: NS/TOOL\n")
+
+
+def test_a_read_of_a_file_s_server_needs_its_namespace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write_config(tmp_path, {"fx": stdio_server()})
+    assert run("read", "fixture://greeting", "--config", str(config)) == (2, "")
+    assert "only 'fixture://greeting'" in capsys.readouterr().err
