@@ -28,8 +28,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from actors.cluster.lease_book import Action, Event, LeaseBook, LeaseTiming
-from actors.cluster.lease_script import Answer, Kind, LeaseScript
+from actors.cluster.lease_book import LeaseAction, LeaseBook, LeaseEvent, LeaseTiming
+from actors.cluster.lease_script import Answer, LeaseOutcome, LeaseScript
 from actors.runtime.clock import Clock, SystemClock
 
 __all__ = ["DEFAULT_TTL", "LEASE_PREFIX", "MEMBER_PREFIX", "Claim", "Leases", "redis_client"]
@@ -174,7 +174,7 @@ class Leases:
         was. Its Redis key stays until `drop_now` deletes it or it lapses."""
         if not self._book.believed(name):
             return False
-        self._book.apply(name, Event.RELEASED, self.clock.monotonic())
+        self._book.apply(name, LeaseEvent.RELEASED, self.clock.monotonic())
         return True
 
     def release_now(self, name: str) -> None:
@@ -227,9 +227,9 @@ class Leases:
         mine = self.holds(name)
         if mine and fresh:
             logger.info("lease %s: taken by %s", name, self.replica_id)
-        if answer.kind is Kind.QUIET:
+        if answer.kind is LeaseOutcome.QUIET:
             return Claim("", False, max(answer.quiet, self._book.quiet_until - self.clock.monotonic()))
-        if answer.kind is Kind.MINE and not mine:
+        if answer.kind is LeaseOutcome.MINE and not mine:
             return Claim("", False)  # granted, but its answer came after the belief it bought: ask again
         return Claim(answer.owner, mine)
 
@@ -238,7 +238,7 @@ class Leases:
             answer, sent = self._ask(name)
         except redis.RedisError as exc:
             self._noted(exc)
-            self._book.apply(name, Event.UNREACHABLE, self.clock.monotonic())
+            self._book.apply(name, LeaseEvent.UNREACHABLE, self.clock.monotonic())
             return
         self._noted(None)
         self._decided(name, answer, sent)
@@ -246,15 +246,16 @@ class Leases:
     def _decided(self, name: str, answer: Answer, sent: float) -> None:
         """Apply Redis's ``answer`` to a request for ``name`` sent at ``sent``."""
         now = self.clock.monotonic()
-        if answer.kind is Kind.MINE:
-            action = self._book.apply(name, Event.GRANTED, now, sent=sent)
+        if answer.kind is LeaseOutcome.MINE:
+            action = self._book.apply(name, LeaseEvent.GRANTED, now, sent=sent)
             why = "its answer came after its belief ended"
         elif self._book.believed(name):
-            action = self._book.apply(name, Event.REFUSED, now)
-            why = f"Redis says it is {'gone' if answer.kind is Kind.GONE else 'held by ' + answer.owner}"
+            action = self._book.apply(name, LeaseEvent.REFUSED, now)
+            gone = answer.kind is LeaseOutcome.GONE
+            why = f"Redis says it is {'gone' if gone else 'held by ' + answer.owner}"
         else:
             return
-        if action is Action.STOP:
+        if action is LeaseAction.STOP:
             self._lost(name, why)
 
     def _run(self) -> None:

@@ -22,9 +22,9 @@ from types import MappingProxyType
 __all__ = [
     "DRIFT",
     "TRANSITIONS",
-    "Action",
-    "Event",
+    "LeaseAction",
     "LeaseBook",
+    "LeaseEvent",
     "LeaseTiming",
     "Phase",
 ]
@@ -85,7 +85,7 @@ class Phase(enum.Enum):
     """Ours before Redis changed epoch: not served until a renewal in the new epoch succeeds."""
 
 
-class Event(enum.Enum):
+class LeaseEvent(enum.Enum):
     """What happened to one lease."""
 
     GRANTED = "granted"
@@ -102,7 +102,7 @@ class Event(enum.Enum):
     """This replica gives the lease up."""
 
 
-class Action(enum.Enum):
+class LeaseAction(enum.Enum):
     """What the lease thread does after a transition."""
 
     NONE = "none"
@@ -114,26 +114,26 @@ class Action(enum.Enum):
     """Renew at once (re-confirm in the new epoch)."""
 
 
-TRANSITIONS: Mapping[tuple[Phase, Event], tuple[Phase, Action]] = MappingProxyType(
+TRANSITIONS: Mapping[tuple[Phase, LeaseEvent], tuple[Phase, LeaseAction]] = MappingProxyType(
     {
-        (Phase.FREE, Event.GRANTED): (Phase.HELD, Action.NONE),
-        (Phase.FREE, Event.REFUSED): (Phase.FREE, Action.NONE),
-        (Phase.FREE, Event.UNREACHABLE): (Phase.FREE, Action.NONE),
-        (Phase.FREE, Event.EXPIRED): (Phase.FREE, Action.NONE),
-        (Phase.FREE, Event.EPOCH_CHANGED): (Phase.FREE, Action.NONE),
-        (Phase.FREE, Event.RELEASED): (Phase.FREE, Action.NONE),
-        (Phase.HELD, Event.GRANTED): (Phase.HELD, Action.NONE),
-        (Phase.HELD, Event.REFUSED): (Phase.FREE, Action.STOP),
-        (Phase.HELD, Event.UNREACHABLE): (Phase.HELD, Action.NONE),
-        (Phase.HELD, Event.EXPIRED): (Phase.FREE, Action.STOP),
-        (Phase.HELD, Event.EPOCH_CHANGED): (Phase.UNCONFIRMED, Action.RENEW_NOW),
-        (Phase.HELD, Event.RELEASED): (Phase.FREE, Action.DROP),
-        (Phase.UNCONFIRMED, Event.GRANTED): (Phase.HELD, Action.NONE),
-        (Phase.UNCONFIRMED, Event.REFUSED): (Phase.FREE, Action.STOP),
-        (Phase.UNCONFIRMED, Event.UNREACHABLE): (Phase.UNCONFIRMED, Action.NONE),
-        (Phase.UNCONFIRMED, Event.EXPIRED): (Phase.FREE, Action.STOP),
-        (Phase.UNCONFIRMED, Event.EPOCH_CHANGED): (Phase.UNCONFIRMED, Action.RENEW_NOW),
-        (Phase.UNCONFIRMED, Event.RELEASED): (Phase.FREE, Action.DROP),
+        (Phase.FREE, LeaseEvent.GRANTED): (Phase.HELD, LeaseAction.NONE),
+        (Phase.FREE, LeaseEvent.REFUSED): (Phase.FREE, LeaseAction.NONE),
+        (Phase.FREE, LeaseEvent.UNREACHABLE): (Phase.FREE, LeaseAction.NONE),
+        (Phase.FREE, LeaseEvent.EXPIRED): (Phase.FREE, LeaseAction.NONE),
+        (Phase.FREE, LeaseEvent.EPOCH_CHANGED): (Phase.FREE, LeaseAction.NONE),
+        (Phase.FREE, LeaseEvent.RELEASED): (Phase.FREE, LeaseAction.NONE),
+        (Phase.HELD, LeaseEvent.GRANTED): (Phase.HELD, LeaseAction.NONE),
+        (Phase.HELD, LeaseEvent.REFUSED): (Phase.FREE, LeaseAction.STOP),
+        (Phase.HELD, LeaseEvent.UNREACHABLE): (Phase.HELD, LeaseAction.NONE),
+        (Phase.HELD, LeaseEvent.EXPIRED): (Phase.FREE, LeaseAction.STOP),
+        (Phase.HELD, LeaseEvent.EPOCH_CHANGED): (Phase.UNCONFIRMED, LeaseAction.RENEW_NOW),
+        (Phase.HELD, LeaseEvent.RELEASED): (Phase.FREE, LeaseAction.DROP),
+        (Phase.UNCONFIRMED, LeaseEvent.GRANTED): (Phase.HELD, LeaseAction.NONE),
+        (Phase.UNCONFIRMED, LeaseEvent.REFUSED): (Phase.FREE, LeaseAction.STOP),
+        (Phase.UNCONFIRMED, LeaseEvent.UNREACHABLE): (Phase.UNCONFIRMED, LeaseAction.NONE),
+        (Phase.UNCONFIRMED, LeaseEvent.EXPIRED): (Phase.FREE, LeaseAction.STOP),
+        (Phase.UNCONFIRMED, LeaseEvent.EPOCH_CHANGED): (Phase.UNCONFIRMED, LeaseAction.RENEW_NOW),
+        (Phase.UNCONFIRMED, LeaseEvent.RELEASED): (Phase.FREE, LeaseAction.DROP),
     }
 )
 """Every (phase, event) pair: the next phase and the action. Complete (tested)."""
@@ -185,27 +185,27 @@ class LeaseBook:
         """Whether a free lease may be taken from here at ``now`` (no recent epoch change)."""
         return now >= self.quiet_until
 
-    def apply(self, name: str, event: Event, now: float, *, sent: float | None = None) -> Action:
+    def apply(self, name: str, event: LeaseEvent, now: float, *, sent: float | None = None) -> LeaseAction:
         """The transition of ``name`` on ``event``; ``sent`` is when a GRANTED request was sent."""
         lease = self._leases.setdefault(name, _Lease())
         before = lease.phase
         phase, action = TRANSITIONS[(before, event)]
         lease.phase = phase
-        if event is Event.GRANTED:
+        if event is LeaseEvent.GRANTED:
             start = now if sent is None else sent
             lease.until = max(lease.until, start + self.timing.belief) if phase is Phase.HELD else 0.0
             lease.renew_at = start + self.timing.renew_every
-        elif event is Event.UNREACHABLE and phase is not Phase.FREE:
+        elif event is LeaseEvent.UNREACHABLE and phase is not Phase.FREE:
             lease.renew_at = now + self.timing.retry_every
-        elif action is Action.RENEW_NOW:
+        elif action is LeaseAction.RENEW_NOW:
             lease.renew_at = now
         if phase is Phase.FREE:
             del self._leases[name]
-        elif event is Event.GRANTED and lease.until <= now:
+        elif event is LeaseEvent.GRANTED and lease.until <= now:
             # Granted, but the answer came back after the belief it buys had ended: a copy
             # started under the belief before is stopped.
             stop = self._expire(name, lease, now)
-            action = stop if before is not Phase.FREE else Action.NONE
+            action = stop if before is not Phase.FREE else LeaseAction.NONE
         self._publish()
         return action
 
@@ -220,7 +220,7 @@ class LeaseBook:
         self.quiet_until = max(self.quiet_until, now + self.timing.quiet)
         names = self.owned()
         for name in names:
-            self.apply(name, Event.EPOCH_CHANGED, now)
+            self.apply(name, LeaseEvent.EPOCH_CHANGED, now)
         return names
 
     def expire(self, now: float) -> list[str]:
@@ -248,8 +248,8 @@ class LeaseBook:
             times.extend((lease.renew_at, lease.until))
         return max(now, min(times))
 
-    def _expire(self, name: str, lease: _Lease, now: float) -> Action:
-        phase, action = TRANSITIONS[(lease.phase, Event.EXPIRED)]
+    def _expire(self, name: str, lease: _Lease, now: float) -> LeaseAction:
+        phase, action = TRANSITIONS[(lease.phase, LeaseEvent.EXPIRED)]
         if phase is Phase.FREE:
             self._leases.pop(name, None)
         return action

@@ -22,7 +22,7 @@ from typing import Any
 
 import redis
 
-__all__ = ["EPOCH_KEY", "QUIET_KEY", "Answer", "Kind", "LeaseScript"]
+__all__ = ["EPOCH_KEY", "QUIET_KEY", "Answer", "LeaseOutcome", "LeaseScript"]
 
 EPOCH_KEY = "mcp-actors:lease-epoch"
 QUIET_KEY = "mcp-actors:lease-quiet"
@@ -66,7 +66,7 @@ return {'mine', ARGV[1], id, 0}
 """
 
 
-class Kind(enum.Enum):
+class LeaseOutcome(enum.Enum):
     """What Redis said of a lease request."""
 
     MINE = "mine"
@@ -83,7 +83,7 @@ class Kind(enum.Enum):
 class Answer:
     """The script's answer, classified. Immutable: handed from the lease thread to any other."""
 
-    kind: Kind
+    kind: LeaseOutcome
     owner: str
     epoch: str
     quiet: float
@@ -106,7 +106,7 @@ class LeaseScript:
             args=[replica_id, _ms(ttl), _ms(quiet), int(believed), int(may_take)],
         )
         kind, owner, epoch, quiet_ms = raw
-        return Answer(Kind(str(kind)), str(owner), str(epoch), max(0, int(quiet_ms)) / 1000)
+        return Answer(LeaseOutcome(str(kind)), str(owner), str(epoch), max(0, int(quiet_ms)) / 1000)
 
 
 def _ms(seconds: float) -> int:

@@ -50,7 +50,7 @@ from actors.gateway.input_rounds import InputRounds
 from actors.gateway.prompts import Prompts
 from actors.gateway.resources import Resources
 from actors.gateway.rounds import HeldCalls, StateSeal
-from actors.gateway.routing import AffinityRouter, Requests, Routes, Serving
+from actors.gateway.routing import AffinityRouter, Routes, RuntimeRequests, Serving
 from actors.gateway.server import LIST_CHANGES, Handlers, build_server
 from actors.gateway.sessions import Sessions
 from actors.gateway.task_records import MemoryTaskRecords, TaskRecords
@@ -147,7 +147,7 @@ class Gateway:
             self._routes = Routes(self.runtime.registry, self._handoff)
             self.per_user = PerUserServers(self.runtime, self._config, self._handoff, self._routes.forget)
             """The per-user servers' copies, one per caller (``"affinity": "user"``)."""
-            requests = Requests(
+            requests = RuntimeRequests(
                 self.runtime, self._sessions, self._handoff, self._routes, affinity, self.per_user
             )
             replica = affinity.replica_id if affinity is not None else None
@@ -209,7 +209,7 @@ class Gateway:
         return cls(load_config(config), schema_cache=schema_cache, tool_search=tool_search)
 
     @staticmethod
-    def _set_level(requests: Requests) -> Any:
+    def _set_level(requests: RuntimeRequests) -> Any:
         async def set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
             # Accepted for the client's sake; what each backend logs is its own ``logLevel`` key.
             requests.seen(ctx)

@@ -38,7 +38,7 @@ from actors.gateway.conversion import is_not_offered, tool_answer
 from actors.gateway.handoff import LoopHandoff
 from actors.gateway.relays import ClientRelay
 from actors.gateway.rounds import declared
-from actors.gateway.routing import Requests
+from actors.gateway.routing import RuntimeRequests
 from actors.gateway.task_records import POLL_INTERVAL_MS, TaskRecord, TaskRecords
 from actors.mcp.inputs import InputRefused
 from actors.mcp.tasks import TaskStatus
@@ -93,7 +93,7 @@ class HeldTasks:
 
     def __init__(
         self,
-        requests: Requests,
+        requests: RuntimeRequests,
         handoff: LoopHandoff,
         records: TaskRecords,
         replica: str | None = None,

@@ -10,7 +10,7 @@ elicitation or the roots of a client that declared neither is answered as that c
 Handshake-era clients keep the direct path, where a backend's requests reach the client as
 requests (`actors.gateway.forwarding`). In a cluster, a request for a server that runs on another
 replica is held here all the same, and forwarded from here (its rounds come back as rounds); a
-retry whose ``requestState`` names another replica is sent to that one (`Requests.resume_at`).
+retry whose ``requestState`` names another replica is sent to that one (`RuntimeRequests.resume_at`).
 
 Run on the gateway's loop.
 """
@@ -37,7 +37,7 @@ from actors.gateway.rounds import (
     missing_capabilities,
     without_capability,
 )
-from actors.gateway.routing import Requests
+from actors.gateway.routing import RuntimeRequests
 from actors.mcp.inputs import CallInputs, InputRefused
 from actors.runtime.messages import ServerRequest
 from actors.tools import ToolResult
@@ -50,9 +50,11 @@ _REQUESTS: pydantic.TypeAdapter[types.InputRequests] = pydantic.TypeAdapter(type
 
 
 class InputRounds:
-    """Requests held across rounds. No state of its own: the held calls are `HeldCalls`'."""
+    """RuntimeRequests held across rounds. No state of its own: the held calls are `HeldCalls`'."""
 
-    def __init__(self, requests: Requests, handoff: LoopHandoff, held: HeldCalls | None = None) -> None:
+    def __init__(
+        self, requests: RuntimeRequests, handoff: LoopHandoff, held: HeldCalls | None = None
+    ) -> None:
         self._requests = requests
         self._handoff = handoff
         self._held = held if held is not None else HeldCalls(handoff)

@@ -17,7 +17,7 @@ from actors.gateway.access.uses import Use
 from actors.gateway.conversion import is_not_offered, prompt, protocol_error
 from actors.gateway.input_rounds import InputRounds
 from actors.gateway.rounds import Held
-from actors.gateway.routing import Requests, Serving
+from actors.gateway.routing import RuntimeRequests, Serving
 from actors.mcp.catalog import PromptSpec
 from actors.mcp.inputs import CallInputs
 from actors.runtime.messages import Complete, GetPrompt, ListPrompts
@@ -31,7 +31,7 @@ class Prompts:
 
     def __init__(
         self,
-        requests: Requests,
+        requests: RuntimeRequests,
         serving: Callable[[], Serving],
         served_by: Callable[[str], Awaitable[tuple[str, str | None]]],
         rounds: InputRounds,

@@ -20,10 +20,10 @@ from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
 from actors.gateway import hints
 from actors.gateway.access.gate import AccessGate, Admission, refusal_error
 from actors.gateway.access.principal import Principal, principal_of
-from actors.gateway.access.uses import Action, Use
+from actors.gateway.access.uses import CedarAction, Use
 from actors.gateway.conversion import protocol_error, resource, template, template_pattern
 from actors.gateway.handoff import LoopHandoff
-from actors.gateway.routing import AffinityRouter, Requests
+from actors.gateway.routing import AffinityRouter, RuntimeRequests
 from actors.gateway.watches import Followed, ResourceWatches
 from actors.mcp.catalog import ResourceSpec, ResourceTemplateSpec
 from actors.runtime.messages import (
@@ -49,7 +49,7 @@ class Resources:
 
     def __init__(
         self,
-        requests: Requests,
+        requests: RuntimeRequests,
         handoff: LoopHandoff,
         bus: SubscriptionBus,
         affinity: AffinityRouter | None,
@@ -122,7 +122,7 @@ class Resources:
         self._requests.seen(ctx)
         uri = str(params.uri)
         namespace, serving = await self.served_by(uri)  # a URI nobody serves is the client's error
-        use, principal = Use.read(namespace, uri, serving, Action.SUBSCRIBE), principal_of(ctx)
+        use, principal = Use.read(namespace, uri, serving, CedarAction.SUBSCRIBE), principal_of(ctx)
         async with self._gate.guard(principal, use) as admission:
             _check(admission, uri)
             key = (id(ctx.session), uri)
@@ -172,7 +172,7 @@ class Resources:
                 namespace, serving = await self.served_by(uri)
             except MCPError:
                 continue
-            uses[uri] = Use.read(namespace, uri, serving, Action.SUBSCRIBE)
+            uses[uri] = Use.read(namespace, uri, serving, CedarAction.SUBSCRIBE)
         return uses
 
     async def _watch(self, uri: str) -> Followed | None:

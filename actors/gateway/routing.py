@@ -1,7 +1,7 @@
 """Routing: which actor (or replica) serves a client's request, and waiting for its answer.
 
 `Routes` remembers which server actor serves a namespace, so a call skips the registry;
-`Requests` sends a request there (or hands it to the cluster's affinity router), waits for
+`RuntimeRequests` sends a request there (or hands it to the cluster's affinity router), waits for
 the answer without blocking the loop, cancels it at the backend when the client cancels or goes
 away, and lets the backend's log messages reach the client before the answer does.
 """
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from actors.cluster.forwarded_call import CallRelay
     from actors.cluster.served import ServedGateway
 
-__all__ = ["AffinityRouter", "Requests", "Routes", "Serving"]
+__all__ = ["AffinityRouter", "Routes", "RuntimeRequests", "Serving"]
 
 _LISTS = (ListTools, ListResources, ListResourceTemplates, ListPrompts)
 
@@ -162,7 +162,7 @@ class Routes:
         self._routes = {}
 
 
-class Requests:
+class RuntimeRequests:
     """Sends clients' requests to the runtime and waits for the answers, on the gateway's loop.
 
     Holds no state of its own: the requests in flight are in `Sessions`, the routes in `Routes`

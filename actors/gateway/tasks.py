@@ -35,7 +35,7 @@ from starlette.requests import Request
 from actors.config import TaskKeys
 from actors.gateway.access.principal import principal_of
 from actors.gateway.held_tasks import HELD_PREFIX, HeldTasks
-from actors.gateway.routing import Requests
+from actors.gateway.routing import RuntimeRequests
 from actors.mcp.tasks import TASKS_EXTENSION, TaskState
 from actors.runtime.messages import CallTool
 from actors.runtime.task_handles import result_of_state
@@ -103,7 +103,7 @@ class Tasks:
     ``Mcp-Name`` is the task's id), then asks the backend the id names, or the tasks the gateway
     holds (`HeldTasks`) for an id of theirs."""
 
-    def __init__(self, requests: Requests, held: HeldTasks) -> None:
+    def __init__(self, requests: RuntimeRequests, held: HeldTasks) -> None:
         self._requests = requests
         self.held = held
 

@@ -24,7 +24,7 @@ from actors.gateway.conversion import is_not_offered, refused, tool, tool_answer
 from actors.gateway.forwarding import Forwarding
 from actors.gateway.input_rounds import InputRounds
 from actors.gateway.rounds import Held
-from actors.gateway.routing import Requests, Serving
+from actors.gateway.routing import RuntimeRequests, Serving
 from actors.gateway.search import CALL_TOOL, DEFAULT_LIMIT, MAX_LIMIT, META_TOOLS, SEARCH_TOOLS, ToolIndex
 from actors.gateway.tasks import TaskAnswer, Tasks, answered, created, declares_tasks
 from actors.runtime.messages import CallTool, ListTools, StartTask
@@ -39,7 +39,7 @@ class Tools:
 
     def __init__(
         self,
-        requests: Requests,
+        requests: RuntimeRequests,
         forwarding: Forwarding,
         serving: Callable[[], Serving],
         rounds: InputRounds,

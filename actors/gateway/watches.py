@@ -33,7 +33,7 @@ Subscribe = Callable[[str], Awaitable[Followed | None]]
 
 
 @dataclass
-class _Held:
+class _HeldWatch:
     streams: int
     subscription: asyncio.Task[Followed | None]
 
@@ -43,7 +43,7 @@ class ResourceWatches:
 
     def __init__(self, subscribe: Subscribe) -> None:
         self._subscribe = subscribe
-        self._held: dict[str, _Held] = {}
+        self._held: dict[str, _HeldWatch] = {}
 
     async def hold(self, uris: Iterable[str]) -> None:
         """Count one more stream for each URI; returns once each is subscribed (or found unserved).
@@ -56,7 +56,7 @@ class ResourceWatches:
             held = self._held.get(uri)
             if held is None:
                 task = asyncio.ensure_future(self._subscribe(uri))
-                held = self._held[uri] = _Held(0, task)
+                held = self._held[uri] = _HeldWatch(0, task)
             held.streams += 1
             tasks.append(held.subscription)
         if tasks:

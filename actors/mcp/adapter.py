@@ -32,7 +32,7 @@ from actors.mcp.inputs import CALL_INPUTS, CallInputs
 from actors.mcp.loop import EventLoop
 from actors.mcp.redaction import Redactor
 from actors.mcp.relay import Relay
-from actors.mcp.requests import RESOURCE_NOT_FOUND, Requests
+from actors.mcp.requests import RESOURCE_NOT_FOUND, AdapterRequests
 from actors.mcp.tool_specs import HandlerFor, ToolSpecMaker
 from actors.mcp.transport import (
     ClientTransport,
@@ -104,7 +104,7 @@ class MCPToolAdapter:
         self._source: TransportSource = transport if transport is not None else _sdk_factory(config)
         self._own_loop = loop is None
         self._loop = loop
-        self._requests = Requests(config.name, config.call_timeout, self.redact)
+        self._requests = AdapterRequests(config.name, config.call_timeout, self.redact)
         self._specs = ToolSpecMaker(config, self.redact)
         # Written on the loop only.
         self._session: _Session | None = None

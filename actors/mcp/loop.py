@@ -120,7 +120,7 @@ class EventLoop:
         self._aloop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         # Submitted jobs the loop has not begun; one wake-up of the loop begins all of them.
-        self._incoming: collections.deque[_Job[Any]] = collections.deque()
+        self._incoming: collections.deque[_LoopJob[Any]] = collections.deque()
         self._wake_due = False
         self._stop_requested: anyio.Event | None = None
         self._error: BaseException | None = None
@@ -328,7 +328,7 @@ class EventLoop:
         aloop = self._aloop
         if aloop is None or not self.running:
             raise RuntimeError("the event loop is not running")
-        job = _Job(self, aloop, fn, args)
+        job = _LoopJob(self, aloop, fn, args)
         self._incoming.append(job)
         # Writing to the loop's wake-up pipe costs a system call and a GIL hand-off: jobs
         # submitted before the loop got round to the last wake-up ride on it.
@@ -406,7 +406,7 @@ def _settle(
         future.set_result(result)
 
 
-class _Job(Generic[_T]):
+class _LoopJob(Generic[_T]):
     """One `EventLoop.submit`: the task on the loop and the future its caller holds."""
 
     __slots__ = ("aloop", "args", "fn", "loop", "outer", "task")

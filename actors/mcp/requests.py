@@ -1,4 +1,4 @@
-"""`Requests`: one server's requests over its connected transport, each classified.
+"""`AdapterRequests`: one server's requests over its connected transport, each classified.
 
 Every coroutine here runs on the event loop and turns whatever goes wrong into a classified
 failure: a failed `ToolResult` for calls and other requests, a `ToolError` for listings and
@@ -29,7 +29,7 @@ from actors.mcp.transport import (
 )
 from actors.tools import ErrorType, ToolError, ToolResult, duration_text
 
-__all__ = ["GUARD_SLACK", "RELAYED_CODES", "RESOURCE_NOT_FOUND", "Requests", "result_of"]
+__all__ = ["GUARD_SLACK", "RELAYED_CODES", "RESOURCE_NOT_FOUND", "AdapterRequests", "result_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def result_of(
     return ToolResult.ok(_outcome_output(outcome), duration_ms=duration_ms, server=server)
 
 
-class Requests:
+class AdapterRequests:
     """The requests of server ``server`` (named in messages), secrets scrubbed by ``redact``.
 
     Stateless: it holds only its server's name, its timeouts and its redactor.

@@ -18,7 +18,7 @@ or let through (``off``). The parts, one concept each:
 from __future__ import annotations
 
 from actors.pins.book import PinBook
-from actors.pins.decisions import DECISIONS, MODES, Action, Judgement, PinMode, Sight, judge
+from actors.pins.decisions import DECISIONS, MODES, Handling, Judgement, PinMode, Sight, judge
 from actors.pins.definitions import KINDS, PinKind
 from actors.pins.diff import PropertyChange, changed_properties, property_changes
 from actors.pins.digest import canonical, digest
@@ -31,9 +31,9 @@ __all__ = [
     "DECISIONS",
     "KINDS",
     "MODES",
-    "Action",
     "Drift",
     "FilePinStore",
+    "Handling",
     "Judgement",
     "Pin",
     "PinAction",

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from actors.mcp.config import ServerConfig
-from actors.pins.decisions import Action, Judgement, judge_seen
+from actors.pins.decisions import Handling, Judgement, judge_seen
 from actors.pins.definitions import PinKind
 from actors.pins.events import Drift, PinAction, PinEvent, log_event
 from actors.pins.model import Pin, PinChange, Ref, ServerPins, approved_refs
@@ -170,7 +170,7 @@ class PinBook:
             self._lists_changed(namespaces, {kind})
         events = [
             PinEvent(
-                PinAction.HELD if verdict.action is Action.HOLD else PinAction.REPINNED,
+                PinAction.HELD if verdict.action is Handling.HOLD else PinAction.REPINNED,
                 Drift(config.name, kind, verdict.ref[1], verdict.pinned, verdict.seen),
             )
             for verdict in judgement.drifted

@@ -32,11 +32,11 @@ from actors.pins.model import Pin, PinChange, Ref, ServerPins
 __all__ = [
     "DECISIONS",
     "MODES",
-    "Action",
+    "Handling",
     "Judgement",
     "PinMode",
+    "Ruling",
     "Sight",
-    "Verdict",
     "judge",
     "judge_seen",
     "sight_of",
@@ -59,7 +59,7 @@ class Sight(StrEnum):
     """Another digest than its pin's, already held as it is."""
 
 
-class Action(StrEnum):
+class Handling(StrEnum):
     """What is done with a listed definition."""
 
     OFFER = "offer"
@@ -75,22 +75,22 @@ class Action(StrEnum):
 
     @property
     def offered(self) -> bool:
-        return self not in (Action.HOLD, Action.KEEP_HELD)
+        return self not in (Handling.HOLD, Handling.KEEP_HELD)
 
 
-DECISIONS: Final[Mapping[tuple[PinMode, Sight], Action]] = {
-    ("off", Sight.NEW): Action.OFFER,
-    ("off", Sight.SAME): Action.OFFER,
-    ("off", Sight.CHANGED): Action.OFFER,
-    ("off", Sight.STILL_HELD): Action.OFFER,
-    ("warn", Sight.NEW): Action.PIN,
-    ("warn", Sight.SAME): Action.OFFER,
-    ("warn", Sight.CHANGED): Action.REPIN,
-    ("warn", Sight.STILL_HELD): Action.REPIN,
-    ("block", Sight.NEW): Action.PIN,
-    ("block", Sight.SAME): Action.OFFER,
-    ("block", Sight.CHANGED): Action.HOLD,
-    ("block", Sight.STILL_HELD): Action.KEEP_HELD,
+DECISIONS: Final[Mapping[tuple[PinMode, Sight], Handling]] = {
+    ("off", Sight.NEW): Handling.OFFER,
+    ("off", Sight.SAME): Handling.OFFER,
+    ("off", Sight.CHANGED): Handling.OFFER,
+    ("off", Sight.STILL_HELD): Handling.OFFER,
+    ("warn", Sight.NEW): Handling.PIN,
+    ("warn", Sight.SAME): Handling.OFFER,
+    ("warn", Sight.CHANGED): Handling.REPIN,
+    ("warn", Sight.STILL_HELD): Handling.REPIN,
+    ("block", Sight.NEW): Handling.PIN,
+    ("block", Sight.SAME): Handling.OFFER,
+    ("block", Sight.CHANGED): Handling.HOLD,
+    ("block", Sight.STILL_HELD): Handling.KEEP_HELD,
 }
 
 
@@ -106,12 +106,12 @@ def sight_of(pinned: Pin | None, held: Pin | None, seen: str) -> Sight:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class Ruling:
     """One listed definition, judged: ``seen`` is it as pinned now, ``pinned`` its pin before."""
 
     ref: Ref
     sight: Sight
-    action: Action
+    action: Handling
     seen: Pin
     pinned: Pin | None
 
@@ -121,7 +121,7 @@ class Judgement:
     """A list judged: a verdict per name, and the change to the server's pins it makes."""
 
     kind: PinKind
-    verdicts: tuple[Verdict, ...]
+    verdicts: tuple[Ruling, ...]
     change: PinChange
 
     @property
@@ -130,9 +130,9 @@ class Judgement:
         return frozenset(v.ref[1] for v in self.verdicts if not v.action.offered)
 
     @property
-    def drifted(self) -> tuple[Verdict, ...]:
+    def drifted(self) -> tuple[Ruling, ...]:
         """The changes to tell of (log, audit): newly held, or re-pinned in ``warn`` mode."""
-        return tuple(v for v in self.verdicts if v.action in (Action.HOLD, Action.REPIN))
+        return tuple(v for v in self.verdicts if v.action in (Handling.HOLD, Handling.REPIN))
 
 
 def judge(
@@ -146,7 +146,7 @@ def judge_seen(
     pins: ServerPins, mode: PinMode, kind: PinKind, listed: Mapping[str, Pin], now: float
 ) -> Judgement:
     """`judge`, the definitions already digested (`Pin.of`: the costly part, done beforehand)."""
-    verdicts: list[Verdict] = []
+    verdicts: list[Ruling] = []
     pin: dict[Ref, Pin] = {}
     repin: dict[Ref, Pin] = {}
     hold: dict[Ref, Pin] = {}
@@ -155,13 +155,13 @@ def judge_seen(
         pinned = pins.pinned.get(ref)
         sight = sight_of(pinned, pins.held.get(ref), seen.digest)
         action = DECISIONS[mode, sight]
-        if action is Action.PIN:
+        if action is Handling.PIN:
             pin[ref] = seen
-        elif action is Action.REPIN:
+        elif action is Handling.REPIN:
             repin[ref] = seen
-        elif action is Action.HOLD:
+        elif action is Handling.HOLD:
             hold[ref] = seen
-        verdicts.append(Verdict(ref, sight, action, seen, pinned))
+        verdicts.append(Ruling(ref, sight, action, seen, pinned))
     release: frozenset[Ref] = frozenset()
     if mode != "off":
         # Held definitions of this kind that this list does not hold (any more) go.

@@ -65,7 +65,7 @@ class BuiltinActor(AnsweringActor):
         self.max_queued = max_queued
         # Jobs waiting for a worker; None tells a worker to end. Bounded: with every worker
         # stuck on slow calls, a queue without end would hold work that can only time out.
-        self.work: queue.Queue[_Job | None] = queue.Queue(maxsize=max_queued + workers)
+        self.work: queue.Queue[_BuiltinJob | None] = queue.Queue(maxsize=max_queued + workers)
         self.workers = [
             threading.Thread(target=self._work, name=f"mcp-actors-builtin-{i}", daemon=True)
             for i in range(workers)
@@ -106,7 +106,7 @@ class BuiltinActor(AnsweringActor):
             busy = f"{name} was not run: the built-in tools are busy ({self.max_queued} calls queued)"
             settle(call.reply, ToolResult.fail(ErrorType.EXECUTION, busy))
             return
-        job = _Job(call, name, DEFAULT_TIMEOUT if call.timeout is None else call.timeout, self)
+        job = _BuiltinJob(call, name, DEFAULT_TIMEOUT if call.timeout is None else call.timeout, self)
         self.timers.schedule(job.key, job.timeout, job.expire)
         self.work.put_nowait(job)
 
@@ -123,7 +123,7 @@ class BuiltinActor(AnsweringActor):
             self.work.put_nowait(None)
 
 
-class _Job:
+class _BuiltinJob:
     """One built-in call on its way to a worker. Its reply decides who goes first: a worker
     marks it running, or the deadline (or the caller's cancel) answers it before that."""
 

@@ -10,13 +10,13 @@ from enum import Enum
 from actors.runtime.owner import OwnerCheck
 from actors.tools import ErrorType
 
-__all__ = ["HealthProbe", "Verdict"]
+__all__ = ["HealthProbe", "ProbeVerdict"]
 
 # A health probe gets at least this long to answer, however short the interval.
 MIN_PROBE_TIMEOUT = 2.0
 
 
-class Verdict(Enum):
+class ProbeVerdict(Enum):
     HEALTHY = "healthy"
     AGAIN = "probe again"
     """Timed out once: a busy server (a large answer ahead of the probe) gets another chance."""
@@ -45,16 +45,16 @@ class HealthProbe:
         self._owner.touch()
         self._in_flight = False
 
-    def answered(self, error: str | None, error_type: str | None, *, running: bool) -> Verdict:
+    def answered(self, error: str | None, error_type: str | None, *, running: bool) -> ProbeVerdict:
         """The probe answered (``error`` None: it succeeded); ``running``: the server still is."""
         self._owner.touch()
         self._in_flight = False
         if error is None or not running:
             self._timed_out = False
-            return Verdict.HEALTHY
+            return ProbeVerdict.HEALTHY
         self.failures += 1
         if error_type == ErrorType.TIMEOUT and not self._timed_out:
             self._timed_out = True
-            return Verdict.AGAIN
+            return ProbeVerdict.AGAIN
         self._timed_out = False
-        return Verdict.FAILED
+        return ProbeVerdict.FAILED

@@ -206,7 +206,7 @@ class ServerActor(AnsweringActor):
                 self._step(ev.ConnectFailed(error, retry, supervised, self._wanted()))
             case LoginNeeded(error=error):
                 self.session.start_ended()
-                self._step(ev.LoginRequired(error, self._wanted()))
+                self._step(ev.NeedsLogin(error, self._wanted()))
             case Closed():
                 self._step(ev.SessionClosed(self._wanted()))
             case ConnectionLost(reason=reason):
@@ -242,7 +242,7 @@ class ServerActor(AnsweringActor):
     def _do(self, effect: lc.Effect, event: lc.Event, subject: Any) -> None:
         """The effects on requests and their replies; the rest in `_do_session`."""
         match effect:
-            case fx.Dispatch():
+            case fx.DispatchRequest():
                 self.calls.send(subject, self._timeout(subject), None, self.record.restarts)
             case fx.Queue():
                 ref, expired = self.actor_ref, CallExpired(subject)
@@ -304,11 +304,11 @@ class ServerActor(AnsweringActor):
                 self.record.crashed(reason)
             case fx.ForgetProbe():
                 session.health.forget()
-            case fx.ResetRestarts() if supervisor is not None:
+            case fx.ResetRestartCount() if supervisor is not None:
                 tell(supervisor, ResetRestarts(self.namespace))
             case fx.CountRestart():
                 self.record.restarted()
-            case fx.ArmIdle(delay=delay):
+            case fx.ArmIdleTimer(delay=delay):
                 self._arm_idle(delay)
             case fx.NoteRetired(reason=reason):
                 self.record.retired = reason

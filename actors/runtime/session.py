@@ -27,7 +27,7 @@ from actors.pins.definitions import prompt_definitions, template_definitions, to
 from actors.runtime import news
 from actors.runtime.admission import refusal
 from actors.runtime.clock import Clock
-from actors.runtime.health import HealthProbe, Verdict
+from actors.runtime.health import HealthProbe, ProbeVerdict
 from actors.runtime.host import HostCalls
 from actors.runtime.lifecycle import Link
 from actors.runtime.messages import (
@@ -175,14 +175,14 @@ class Session:
     def probe_answered(self, error: str | None, error_type: str | None, *, running: bool) -> bool:
         """The probe answered: True if the server failed its health check for good."""
         verdict = self.health.answered(error, error_type, running=running)
-        if verdict != Verdict.HEALTHY:
+        if verdict != ProbeVerdict.HEALTHY:
             instruments().health_failures.add(1, {"namespace": self.namespace})
-        if verdict == Verdict.AGAIN:
+        if verdict == ProbeVerdict.AGAIN:
             logger.warning("%s: health probe timed out (%s); probing again", self.namespace, error)
-        elif verdict == Verdict.FAILED:
+        elif verdict == ProbeVerdict.FAILED:
             extra = {"mcp_event": "health_failure", "namespace": self.namespace, "error": error}
             logger.warning("%s: health check failed: %s", self.namespace, error, extra=extra)
-        return verdict == Verdict.FAILED
+        return verdict == ProbeVerdict.FAILED
 
     def changed(self, *, tools: bool) -> None:
         """The server said its tools (or resources or prompts) changed: list them again, at

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-__all__ = ["SCRIPT", "Relay", "bridge_argv", "main", "open_listeners", "set_parent_death_signal"]
+__all__ = ["SCRIPT", "SocketRelay", "bridge_argv", "main", "open_listeners", "set_parent_death_signal"]
 
 SCRIPT = os.path.abspath(__file__)
 """This file: what ``python -I -S`` runs."""
@@ -114,7 +114,7 @@ class _Pair:
                 sock.shutdown(socket.SHUT_RDWR)
 
 
-class Relay:
+class SocketRelay:
     """Relays each connection accepted on ``listeners`` to a new connection to the Unix socket
     at ``unix_path``, a thread per direction, passing each end on as a half-close.
 
@@ -280,7 +280,7 @@ def _relay_until_orphaned(listeners: list[socket.socket], unix_path: str, parent
         set_parent_death_signal()
         # The parent may have gone between the fork and the prctl: then no signal would come.
         if os.getppid() == parent:
-            Relay(listeners, unix_path).serve(lambda: os.getppid() == parent)
+            SocketRelay(listeners, unix_path).serve(lambda: os.getppid() == parent)
     except BaseException as exc:
         code = 1
         with contextlib.suppress(Exception):

@@ -42,8 +42,8 @@ from anyio.streams.buffered import BufferedByteStream
 from actors.sandbox.egress_http import (
     HEAD_LIMIT,
     STREAM_ERRORS,
+    EgressRefusal,
     ProxyRequest,
-    Refusal,
     encode_head,
     failure_reason,
     forward,
@@ -115,7 +115,7 @@ class Denial:
 
 async def _dial(upstreams: Upstreams, request: ProxyRequest) -> tuple[BufferedByteStream, Upstream | None]:
     """A connection for ``request``: to its host, or to the upstream proxy (through which a
-    CONNECT request gets its tunnel first). Raises `Refusal` 502."""
+    CONNECT request gets its tunnel first). Raises `EgressRefusal` 502."""
     via = upstreams.for_target(request.host, request.port, tunnel=request.tunnel)
     where = request.authority if via is None else f"{request.authority} through {via}"
     stream: BufferedByteStream | None = None
@@ -130,9 +130,11 @@ async def _dial(upstreams: Upstreams, request: ProxyRequest) -> tuple[BufferedBy
         if stream is not None:
             await anyio.aclose_forcefully(stream)
         if isinstance(exc, TimeoutError):
-            raise Refusal(502, f"cannot reach {where}: no answer within {CONNECT_TIMEOUT:g} s") from None
+            raise EgressRefusal(
+                502, f"cannot reach {where}: no answer within {CONNECT_TIMEOUT:g} s"
+            ) from None
         if isinstance(exc, STREAM_ERRORS):
-            raise Refusal(502, f"cannot reach {where}: {failure_reason(exc)}") from None
+            raise EgressRefusal(502, f"cannot reach {where}: {failure_reason(exc)}") from None
         raise
 
 
@@ -144,7 +146,7 @@ async def _open_tunnel(stream: BufferedByteStream, via: Upstream, target: str) -
     status = status_line.decode("latin-1").split(" ")
     if len(status) < 2 or not status[0].startswith("HTTP/1.") or not status[1].startswith("2"):
         answer = status_line[:120].decode("latin-1")
-        raise Refusal(502, f"the upstream proxy {via} refused {target}: {answer}")
+        raise EgressRefusal(502, f"the upstream proxy {via} refused {target}: {answer}")
 
 
 class EgressRoute:
@@ -263,7 +265,7 @@ class EgressRoute:
         async with BufferedByteStream(stream) as client:
             try:
                 await self._serve_request(client)
-            except Refusal as refusal:
+            except EgressRefusal as refusal:
                 if refusal.status == 502:
                     logger.info("sandbox %s: egress failed: %s", self.namespace, refusal.reason)
                 with contextlib.suppress(*STREAM_ERRORS):
@@ -279,14 +281,14 @@ class EgressRoute:
             with anyio.fail_after(HEAD_TIMEOUT):
                 head = await client.receive_until(b"\r\n\r\n", HEAD_LIMIT)
         except TimeoutError:
-            raise Refusal(408, f"no complete request within {HEAD_TIMEOUT:g} s") from None
+            raise EgressRefusal(408, f"no complete request within {HEAD_TIMEOUT:g} s") from None
         except anyio.DelimiterNotFound:
-            raise Refusal(400, f"request head larger than {HEAD_LIMIT // 1024} KiB") from None
+            raise EgressRefusal(400, f"request head larger than {HEAD_LIMIT // 1024} KiB") from None
         request = parse_request(head)
         # The check comes before any look-up of the name: a denied name is never resolved.
         if not self.allow.allows(request.host, request.port):
             self._deny(request)
-            raise Refusal(403, f"egress to {request.authority} is not allowed for this server")
+            raise EgressRefusal(403, f"egress to {request.authority} is not allowed for this server")
         remote, via = await _dial(self._upstreams, request)
         async with remote:
             if request.tunnel:

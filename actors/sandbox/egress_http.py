@@ -3,7 +3,7 @@
 A client sends one request per connection: ``CONNECT host:port`` (then the connection is a
 tunnel, `splice`) or an absolute-form plain request (``GET http://host/path``, sent on by
 `forward` in origin-form with ``Connection: close``). What cannot be parsed strictly is
-refused (`Refusal`, answered with its status): a lenient proxy is how requests get smuggled
+refused (`EgressRefusal`, answered with its status): a lenient proxy is how requests get smuggled
 past the check.
 
 Coroutines for one connection's task, on the egress proxy's loop; the values are immutable.
@@ -28,8 +28,8 @@ __all__ = [
     "CHUNKED",
     "HEAD_LIMIT",
     "STREAM_ERRORS",
+    "EgressRefusal",
     "ProxyRequest",
-    "Refusal",
     "encode_head",
     "failure_reason",
     "forward",
@@ -69,7 +69,7 @@ _STATUS_TEXT = {400: "Bad Request", 403: "Forbidden", 408: "Request Timeout", 50
 _Headers = tuple[tuple[str, str], ...]
 
 
-class Refusal(Exception):
+class EgressRefusal(Exception):
     """A request answered with an error status, after which the connection closes."""
 
     def __init__(self, status: int, reason: str) -> None:
@@ -113,31 +113,33 @@ class ProxyRequest:
 
 
 def parse_request(head: bytes) -> ProxyRequest:
-    """The request that ``head`` (without its final blank line) holds; `Refusal` 400 if none."""
+    """The request that ``head`` (without its final blank line) holds; `EgressRefusal` 400 if none."""
     request_line, *lines = head.decode("latin-1").split("\r\n")
     parts = request_line.split(" ")
     if len(parts) != 3 or not _TOKEN.fullmatch(parts[0]) or parts[2] not in ("HTTP/1.1", "HTTP/1.0"):
-        raise Refusal(400, f"malformed request line {request_line[:80]!r}")
+        raise EgressRefusal(400, f"malformed request line {request_line[:80]!r}")
     method, target, _ = parts
     if not target or _CONTROL.search(target):
-        raise Refusal(400, "malformed request target")
+        raise EgressRefusal(400, "malformed request target")
     headers = _parse_headers(lines, 400)
     try:
         if method == "CONNECT":
             host, port = split_authority(target)
             if port is None:
-                raise Refusal(400, "CONNECT needs host:port")
+                raise EgressRefusal(400, "CONNECT needs host:port")
             return ProxyRequest(method, host, port, headers=headers)
         scheme, sep, rest = target.partition("://")
         if not sep or scheme.lower() != "http":
-            raise Refusal(400, "a proxy request needs an absolute http:// URL (CONNECT for anything else)")
+            raise EgressRefusal(
+                400, "a proxy request needs an absolute http:// URL (CONNECT for anything else)"
+            )
         cut = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
         authority, path = rest[:cut], rest[cut:].partition("#")[0]
         if "@" in authority:
-            raise Refusal(400, "a user name in the URL is not supported")
+            raise EgressRefusal(400, "a user name in the URL is not supported")
         host, port = split_authority(authority)
     except ValueError as exc:
-        raise Refusal(400, str(exc)) from None
+        raise EgressRefusal(400, str(exc)) from None
     path = path if path.startswith("/") else "/" + path
     framing = _framing(headers, status=400)
     return ProxyRequest(method, host, port or 80, path, headers, 0 if framing is None else framing)
@@ -149,7 +151,7 @@ def _parse_headers(lines: list[str], status: int) -> _Headers:
         name, colon, value = line.partition(":")
         # A name that is not a token also refuses obsolete line folding (a leading space).
         if not colon or not _TOKEN.fullmatch(name) or _CONTROL.search(value):
-            raise Refusal(status, f"malformed header line {line[:80]!r}")
+            raise EgressRefusal(status, f"malformed header line {line[:80]!r}")
         headers.append((name, value.strip(" \t")))
     return tuple(headers)
 
@@ -163,12 +165,12 @@ def _framing(headers: _Headers, *, status: int) -> int | str | None:
     if codings:
         # Both, or chunked not last: the classic request-smuggling shapes.
         if lengths or codings[-1] != CHUNKED or codings.count(CHUNKED) != 1:
-            raise Refusal(status, "unsupported body framing (Transfer-Encoding)")
+            raise EgressRefusal(status, "unsupported body framing (Transfer-Encoding)")
         return CHUNKED
     if lengths:
         length = lengths.pop() if len(lengths) == 1 else ""
         if not _DIGITS.fullmatch(length):
-            raise Refusal(status, "malformed Content-Length")
+            raise EgressRefusal(status, "malformed Content-Length")
         return int(length)
     return None
 
@@ -235,7 +237,7 @@ async def forward(
     """Send ``request`` (its body read from ``client``) on ``remote`` and relay the answer.
 
     ``absolute``: ``remote`` is an upstream proxy, which takes the absolute-form target.
-    Raises `Refusal` 502 while nothing of an answer has been relayed.
+    Raises `EgressRefusal` 502 while nothing of an answer has been relayed.
     """
     host = request.authority.removesuffix(":80") if request.port == 80 else request.authority
     headers = [("Host", host), *_end_to_end(request.headers, "host")]
@@ -244,7 +246,7 @@ async def forward(
     headers.append(("Connection", "close"))
     target = f"http://{host}{request.path}" if absolute else request.path
     await remote.send(encode_head(f"{request.method} {target} HTTP/1.1", headers))
-    refusal: Refusal | None = None
+    refusal: EgressRefusal | None = None
     async with anyio.create_task_group() as tg:
 
         async def send_body() -> None:
@@ -258,7 +260,7 @@ async def forward(
         tg.start_soon(send_body)
         try:
             await _relay_answer(remote, client, request.method)
-        except Refusal as exc:
+        except EgressRefusal as exc:
             refusal = exc
         except STREAM_ERRORS as exc:  # a side went mid-answer: both close
             logger.debug("an egress answer ended early: %r", exc)
@@ -274,7 +276,7 @@ async def _relay_answer(remote: BufferedByteStream, client: anyio.abc.ByteSendSt
     while True:
         try:
             status_line, status, headers, framing = await _read_answer_head(remote)
-        except Refusal:
+        except EgressRefusal:
             if relayed:
                 raise ConnectionError("the origin broke its answer") from None
             raise
@@ -294,11 +296,11 @@ async def _read_answer_head(remote: BufferedByteStream) -> tuple[str, int, _Head
     try:
         head = (await remote.receive_until(b"\r\n\r\n", HEAD_LIMIT)).decode("latin-1")
     except STREAM_ERRORS as exc:
-        raise Refusal(502, f"the origin gave no answer: {failure_reason(exc)}") from None
+        raise EgressRefusal(502, f"the origin gave no answer: {failure_reason(exc)}") from None
     status_line, *lines = head.split("\r\n")
     version, _, rest = status_line.partition(" ")
     if not version.startswith("HTTP/1.") or not _DIGITS.fullmatch(rest[:3]):
-        raise Refusal(502, f"the origin answered with a malformed status line {status_line[:80]!r}")
+        raise EgressRefusal(502, f"the origin answered with a malformed status line {status_line[:80]!r}")
     headers = _parse_headers(lines, 502)
     return status_line, int(rest[:3]), headers, _framing(headers, status=502)
 

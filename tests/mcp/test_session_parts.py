@@ -22,7 +22,7 @@ from actors.mcp.sdk_transport.negotiation import EraNegotiation, PinRejected
 from actors.mcp.sdk_transport.notifications import NotificationRouter
 from actors.mcp.sdk_transport.owner import CLIENT_INFO
 from actors.mcp.sdk_transport.peer import PeerWatch
-from actors.mcp.sdk_transport.requests import Requests
+from actors.mcp.sdk_transport.requests import SessionRequests
 from actors.mcp.transport import ServerReplyError, StartRefused
 
 
@@ -95,8 +95,8 @@ def test_an_era_retry_forgets_the_refused_attempts_teardown() -> None:
     assert (watch.lost_hint, watch.reason, watch.stopping) == (None, None, False)
 
 
-def _requests(watch: PeerWatch) -> Requests:
-    return Requests("srv", watch)
+def _requests(watch: PeerWatch) -> SessionRequests:
+    return SessionRequests("srv", watch)
 
 
 def test_a_request_fails_at_once_with_the_reason_when_the_peer_dies() -> None:
@@ -119,7 +119,7 @@ def test_a_request_fails_at_once_with_the_reason_when_the_peer_dies() -> None:
     assert anyio.run(main) == "srv: the peer died (during tools/call 'x')"
 
 
-async def _die_soon(watch: PeerWatch, requests: Requests) -> None:
+async def _die_soon(watch: PeerWatch, requests: SessionRequests) -> None:
     await anyio.sleep(0)
     watch.report_lost("srv: the peer died")
     requests.cancel_all()

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from actors.pins import DECISIONS, MODES, Action, Pin, PinChange, PinMode, ServerPins, Sight, judge
+from actors.pins import DECISIONS, MODES, Handling, Pin, PinChange, PinMode, ServerPins, Sight, judge
 from actors.pins.decisions import sight_of
 
 V1 = {
@@ -25,10 +25,25 @@ def pinned(*defs: tuple[str, dict[str, Any]]) -> ServerPins:
 
 # What each mode does with a definition that is new, the same, changed, held again, and
 # (after an approval) approved: the whole table, from the issue.
-EXPECTED: dict[PinMode, dict[str, Action]] = {
-    "off": {"new": Action.OFFER, "same": Action.OFFER, "changed": Action.OFFER, "approved": Action.OFFER},
-    "warn": {"new": Action.PIN, "same": Action.OFFER, "changed": Action.REPIN, "approved": Action.OFFER},
-    "block": {"new": Action.PIN, "same": Action.OFFER, "changed": Action.HOLD, "approved": Action.OFFER},
+EXPECTED: dict[PinMode, dict[str, Handling]] = {
+    "off": {
+        "new": Handling.OFFER,
+        "same": Handling.OFFER,
+        "changed": Handling.OFFER,
+        "approved": Handling.OFFER,
+    },
+    "warn": {
+        "new": Handling.PIN,
+        "same": Handling.OFFER,
+        "changed": Handling.REPIN,
+        "approved": Handling.OFFER,
+    },
+    "block": {
+        "new": Handling.PIN,
+        "same": Handling.OFFER,
+        "changed": Handling.HOLD,
+        "approved": Handling.OFFER,
+    },
 }
 
 
@@ -63,7 +78,7 @@ def test_block_holds_a_changed_definition_and_hides_it() -> None:
     assert held.pinned[("tools", "echo")].digest == Pin.of(V1, 0).digest  # the pin stays
     # Listed again as it is: still held, not told again, nothing to write.
     again = judge(held, "block", "tools", {"echo": V2, "other": V1}, 9.0)
-    assert again.verdicts[0].sight is Sight.STILL_HELD and again.verdicts[0].action is Action.KEEP_HELD
+    assert again.verdicts[0].sight is Sight.STILL_HELD and again.verdicts[0].action is Handling.KEEP_HELD
     assert again.hidden == {"echo"} and not again.drifted and not again.change
     # Changed once more: held as that definition, told again.
     third = judge(held, "block", "tools", {"echo": V3, "other": V1}, 9.0)
@@ -98,7 +113,7 @@ def test_held_definitions_go_when_the_server_goes_back_or_drops_them() -> None:
 def test_warn_repins_and_releases_what_block_held() -> None:
     held = pinned(("echo", V1)).apply(PinChange(hold={("tools", "echo"): Pin.of(V2, 2.0)}))
     judged = judge(held, "warn", "tools", {"echo": V2}, 5.0)
-    assert judged.verdicts[0].action is Action.REPIN and judged.hidden == frozenset()
+    assert judged.verdicts[0].action is Handling.REPIN and judged.hidden == frozenset()
     after = held.apply(judged.change)
     assert after.pinned[("tools", "echo")].digest == Pin.of(V2, 0).digest and after.held == {}
 

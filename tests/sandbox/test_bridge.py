@@ -18,7 +18,7 @@ from typing import IO
 
 import pytest
 
-from actors.sandbox.bridge import Relay, bridge_argv
+from actors.sandbox.bridge import SocketRelay, bridge_argv
 from actors.sandbox.egress import EgressProxy
 from actors.testing import procfs
 from tests.conftest import wait_until
@@ -216,9 +216,9 @@ def test_a_port_in_use_exits_1(folder: Path) -> None:
 
 
 @contextmanager
-def relay_to(path: Path) -> Iterator[tuple[Relay, int]]:
+def relay_to(path: Path) -> Iterator[tuple[SocketRelay, int]]:
     listener = socket.create_server(("127.0.0.1", 0))
-    relay = Relay([listener], str(path))
+    relay = SocketRelay([listener], str(path))
     thread = threading.Thread(target=relay.serve, name="test-relay")
     thread.start()
     try:

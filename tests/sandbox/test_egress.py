@@ -26,7 +26,7 @@ import pytest
 
 from actors.mcp.loop import EventLoop
 from actors.sandbox import egress
-from actors.sandbox.bridge import Relay
+from actors.sandbox.bridge import SocketRelay
 from actors.sandbox.egress import EgressProxy, EgressRoute
 from actors.sandbox.egress_upstream import Exemption, Upstream, Upstreams
 from actors.sandbox.hosts import AllowList
@@ -137,7 +137,7 @@ def serving(server: socketserver.BaseServer) -> Iterator[Any]:
 def tcp_front(route: EgressRoute) -> Iterator[int]:
     """A loopback TCP port relayed to ``route`` (the bridge's relay, in this process)."""
     listener = socket.create_server(("127.0.0.1", 0))
-    relay = Relay([listener], str(route.socket_path))
+    relay = SocketRelay([listener], str(route.socket_path))
     thread = threading.Thread(target=relay.serve, name="test-relay")
     port = int(listener.getsockname()[1])
     thread.start()

@@ -11,7 +11,7 @@ Two ways in, both through LangChain's own extension points:
 Names are ``namespace__tool``; argument schemas are the servers' own; results are LangChain
 content blocks plus a `ToolArtifact`; a failed call is an error ``ToolMessage`` for the model
 (`McpToolError`), never an exception in the host; progress is a custom event (`PROGRESS_EVENT`)
-and a ``custom`` stream chunk (`ToolProgress`); cancelling the agent's task cancels the call at
+and a ``custom`` stream chunk (`ProgressChunk`); cancelling the agent's task cancels the call at
 the server. Every call goes through the runtime, so servers still start lazily, stop when idle
 and are restarted after a crash.
 
@@ -25,8 +25,8 @@ from actors.agents.langchain.tools import (
     PROGRESS_EVENT,
     McpActorsTool,
     McpToolError,
+    ProgressChunk,
     ToolArtifact,
-    ToolProgress,
     content_blocks,
     langchain_tools,
 )
@@ -36,8 +36,8 @@ __all__ = [
     "McpActorsMiddleware",
     "McpActorsTool",
     "McpToolError",
+    "ProgressChunk",
     "ToolArtifact",
-    "ToolProgress",
     "content_blocks",
     "langchain_tools",
 ]

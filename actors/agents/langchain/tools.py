@@ -49,8 +49,8 @@ __all__ = [
     "PROGRESS_EVENT",
     "McpActorsTool",
     "McpToolError",
+    "ProgressChunk",
     "ToolArtifact",
-    "ToolProgress",
     "content_blocks",
     "langchain_tools",
 ]
@@ -58,10 +58,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 PROGRESS_EVENT: Final = "mcp_actors.progress"
-"""The name of the custom callback event a tool's progress report becomes (`ToolProgress`)."""
+"""The name of the custom callback event a tool's progress report becomes (`ProgressChunk`)."""
 
 
-class ToolProgress(TypedDict):
+class ProgressChunk(TypedDict):
     """One progress report of a call in flight: a custom event's data, a ``custom`` stream chunk."""
 
     event: Literal["mcp_actors.progress"]
@@ -201,7 +201,7 @@ def _progress(
 
     async def report(done: float, total: float | None, message: str | None) -> None:
         # On the awaiting task, in order, before the call's answer (`AsyncRuntime.call_tool`).
-        event = ToolProgress(
+        event = ProgressChunk(
             event=PROGRESS_EVENT,
             tool=tool,
             tool_call_id=tool_call_id,

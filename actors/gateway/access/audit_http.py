@@ -58,15 +58,15 @@ _ASGI = Callable[[_Scope, _Receive, _Send], Awaitable[None]]
 
 
 @dataclass(frozen=True)
-class _Request:
+class _AuditedRequest:
     """What `principal_of` reads of a handler's context: the request's scope."""
 
     scope: _Scope
 
 
 @dataclass(frozen=True)
-class _Context:
-    request: _Request
+class _AuditContext:
+    request: _AuditedRequest
     meta: None = None
 
 
@@ -172,10 +172,10 @@ class HTTPAudit:
 
     @staticmethod
     def _forwarded(scope: _Scope) -> bool:
-        return isinstance(access_token_of(_Context(_Request(scope))), ReplicaAccess)
+        return isinstance(access_token_of(_AuditContext(_AuditedRequest(scope))), ReplicaAccess)
 
     def _who(self, scope: _Scope) -> Who:
-        context = _Context(_Request(scope))
+        context = _AuditContext(_AuditedRequest(scope))
         if self._authenticated and access_token_of(context) is None:
             return _ANONYMOUS
         return Who.of(principal_of(context))

@@ -33,7 +33,7 @@ from actors.gateway.access.audit import Audit, AuditEvent, Outcome, Who, current
 from actors.gateway.access.audit_http import record
 from actors.gateway.access.limits import RATE_LIMITED
 from actors.gateway.access.principal import ReplicaAccess, access_token_of, principal_of
-from actors.gateway.access.uses import Kind, Use
+from actors.gateway.access.uses import EntityType, Use
 from actors.gateway.access.verdict import Verdict
 from actors.tools import ErrorType, ToolResult
 
@@ -138,12 +138,12 @@ def _event(
 
 def _what(ctx: ServerRequestContext[Any, Any], use: Use | None) -> dict[str, Any]:
     if use is not None:
-        named = {Kind.TOOL: "tool", Kind.PROMPT: "prompt"}.get(use.kind)
+        named = {EntityType.TOOL: "tool", EntityType.PROMPT: "prompt"}.get(use.kind)
         what: dict[str, Any] = {"server": use.server or None, "uri": use.uri}
         if named is not None:
             what[named] = use.name
             what["arguments"] = use.arguments
-        elif use.kind is Kind.TEMPLATE and use.uri is None:
+        elif use.kind is EntityType.TEMPLATE and use.uri is None:
             what["uri"] = use.name
         return what
     # The gate did not see it: what the client named, as it named it.

@@ -60,7 +60,7 @@ class ExchangeFailed(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class _Held:
+class _HeldToken:
     token: str
     until: float
     """Monotonic seconds after which it is exchanged again."""
@@ -71,8 +71,8 @@ class TokenExchange:
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
-        self._held: dict[str, _Held] = {}
-        self._pending: dict[str, asyncio.Task[_Held]] = {}
+        self._held: dict[str, _HeldToken] = {}
+        self._pending: dict[str, asyncio.Task[_HeldToken]] = {}
         self._endpoints: dict[str, str] = {}
         """Issuer → its token endpoint, from its metadata."""
         self.exchanges = 0
@@ -94,7 +94,7 @@ class TokenExchange:
 
     async def _exchange(
         self, key: str, credential: str, keys: TokenExchangeKeys, issuer: str | None
-    ) -> _Held:
+    ) -> _HeldToken:
         self.exchanges += 1
         client = await anyio.to_thread.run_sync(_client)
         try:
@@ -110,12 +110,12 @@ class TokenExchange:
         if not isinstance(token, str) or not token:
             raise ExchangeFailed("the issuer's answer to the token exchange holds no access_token")
         lifetime = await anyio.to_thread.run_sync(_lifetime, answer, token)
-        held = _Held(token, self._clock() + lifetime - min(_MARGIN, lifetime / 10))
+        held = _HeldToken(token, self._clock() + lifetime - min(_MARGIN, lifetime / 10))
         self._keep(key, held)
         logger.debug("access: a token exchanged for %s, for %.0fs", keys.audience, lifetime)
         return held
 
-    def _keep(self, key: str, held: _Held) -> None:
+    def _keep(self, key: str, held: _HeldToken) -> None:
         if len(self._held) >= _KEEP:
             now = self._clock()
             self._held = {k: v for k, v in self._held.items() if v.until > now}

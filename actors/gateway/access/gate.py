@@ -32,7 +32,7 @@ from mcp.shared.exceptions import MCPError
 from actors.gateway.access.audit_request import current_note
 from actors.gateway.access.limits import RateLimits, limited_error
 from actors.gateway.access.principal import AuthMode, Principal
-from actors.gateway.access.uses import Action, Use
+from actors.gateway.access.uses import CedarAction, Use
 from actors.gateway.access.verdict import ALLOWED, Decision, Verdict
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ class AccessGate:
         # A hidden call is counted as an allowed one: a call of a tool that does not exist is,
         # and only a limit that refuses both alike keeps a hidden tool from showing.
         limited = admission.allowed or admission.hidden
-        if limited and self._limits is not None and use.action is Action.CALL and not forwarded:
+        if limited and self._limits is not None and use.action is CedarAction.CALL and not forwarded:
             decision = await self._limits.admit_tool(principal, use.server, use.name)
             if not decision.allowed:
                 if note is not None and decision.key is not None:
@@ -185,7 +185,7 @@ class Guarded:
 def _followed_for_clients(principal: Principal, use: Use) -> bool:
     """A replica following a resource at its owner for its own clients (`actors.cluster`): it
     names no caller, and each of its clients was decided where it subscribed."""
-    return principal.mode is AuthMode.REPLICA and use.action is Action.SUBSCRIBE
+    return principal.mode is AuthMode.REPLICA and use.action is CedarAction.SUBSCRIBE
 
 
 def refused_call(admission: Admission) -> types.CallToolResult:

@@ -34,8 +34,8 @@ from actors.runtime.clock import Clock, SystemClock
 __all__ = [
     "ALLOWED",
     "RATE_LIMITED",
+    "BucketDecision",
     "BucketKey",
-    "Decision",
     "LimitPlan",
     "LocalBuckets",
     "Rate",
@@ -96,7 +96,7 @@ class BucketKey:
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class BucketDecision:
     """Whether a request may go; if not, which bucket refused and when it has a token again."""
 
     allowed: bool
@@ -106,7 +106,7 @@ class Decision:
     """The bucket that refused (the one to wait longest for, if several did)."""
 
 
-ALLOWED = Decision(True)
+ALLOWED = BucketDecision(True)
 """The answer when every bucket had a token (or none applies)."""
 
 
@@ -138,14 +138,14 @@ class LocalBuckets:
         self._buckets: dict[str, _Bucket] = {}
         self._takes = 0
 
-    def take(self, keys: Sequence[BucketKey]) -> Decision:
+    def take(self, keys: Sequence[BucketKey]) -> BucketDecision:
         """One token from each bucket of ``keys`` if every one has it, else none."""
         if not keys:
             return ALLOWED
         now = self._clock.monotonic()
         with self._lock:
             levels = []
-            refused: Decision | None = None
+            refused: BucketDecision | None = None
             for key in keys:
                 bucket = self._buckets.get(key.name)
                 level = key.rate.burst if bucket is None else bucket.level(key.rate, now)
@@ -153,7 +153,7 @@ class LocalBuckets:
                 if level < 1.0:
                     wait = (1.0 - level) / key.rate.per_second
                     if refused is None or wait > refused.retry_after:
-                        refused = Decision(False, wait, key)
+                        refused = BucketDecision(False, wait, key)
             if refused is not None:
                 return refused
             for key, level in zip(keys, levels, strict=True):
@@ -176,7 +176,7 @@ class LocalBuckets:
 class SharedBuckets(Protocol):
     """Buckets shared by the replicas of a cluster (`actors.gateway.access.limits_redis`)."""
 
-    async def take(self, keys: Sequence[BucketKey]) -> Decision | None:
+    async def take(self, keys: Sequence[BucketKey]) -> BucketDecision | None:
         """As `LocalBuckets.take`, on the shared buckets; None when they could not answer in
         time (the caller falls back on its own). On the gateway's loop; never blocks it."""
         ...
@@ -263,15 +263,15 @@ class RateLimits:
         """Limit by ``keys`` from now on (a reload; any thread). Buckets keep their tokens."""
         self._plan = LimitPlan(keys)
 
-    async def admit_request(self, principal: Principal) -> Decision:
+    async def admit_request(self, principal: Principal) -> BucketDecision:
         """Whether ``principal`` may send one more request (``perUser``)."""
         return await self._take(self._plan.user_keys(principal))
 
-    async def admit_tool(self, principal: Principal, namespace: str, tool: str) -> Decision:
+    async def admit_tool(self, principal: Principal, namespace: str, tool: str) -> BucketDecision:
         """Whether ``principal`` may call ``namespace/tool`` now (``tools``)."""
         return await self._take(self._plan.tool_keys(principal, namespace, tool))
 
-    async def _take(self, keys: tuple[BucketKey, ...]) -> Decision:
+    async def _take(self, keys: tuple[BucketKey, ...]) -> BucketDecision:
         if not keys:
             return ALLOWED
         if self._shared is not None:
@@ -281,12 +281,12 @@ class RateLimits:
         return self.local.take(keys)
 
 
-def retry_after_seconds(decision: Decision) -> int:
+def retry_after_seconds(decision: BucketDecision) -> int:
     """Whole seconds to wait (``Retry-After``), at least 1."""
     return max(1, math.ceil(decision.retry_after))
 
 
-def limited_error(decision: Decision, what: str) -> MCPError:
+def limited_error(decision: BucketDecision, what: str) -> MCPError:
     """The JSON-RPC error for a request ``decision`` refused (``what``: the tool, for the
     message): `RATE_LIMITED`, with when to retry in ``data``."""
     key = decision.key

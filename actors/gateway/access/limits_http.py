@@ -29,7 +29,7 @@ from starlette.routing import Route
 
 from actors.gateway.access.audit import Audit, AuditEvent, Outcome, Who
 from actors.gateway.access.audit_http import record
-from actors.gateway.access.limits import Decision, RateLimits, limited_error, retry_after_seconds
+from actors.gateway.access.limits import BucketDecision, RateLimits, limited_error, retry_after_seconds
 from actors.gateway.access.principal import ReplicaAccess, access_token_of, principal_of
 
 __all__ = ["MAX_READ", "RequestLimits", "limit_requests"]
@@ -44,15 +44,15 @@ _ASGI = Callable[[_Scope, _Receive, _Send], Awaitable[None]]
 
 
 @dataclass(frozen=True)
-class _Request:
+class _LimitedRequest:
     """What `principal_of` reads of a handler's context: the request's scope."""
 
     scope: _Scope
 
 
 @dataclass(frozen=True)
-class _Context:
-    request: _Request
+class _LimitContext:
+    request: _LimitedRequest
     meta: None = None
 
 
@@ -76,7 +76,7 @@ class RequestLimits:
         ):
             await self._app(scope, receive, send)
             return
-        context = _Context(_Request(scope))
+        context = _LimitContext(_LimitedRequest(scope))
         token = access_token_of(context)
         if isinstance(token, ReplicaAccess) or ("user" in scope and token is None):
             # A replica's (its caller counted where it came), or not authenticated (refused
@@ -155,7 +155,7 @@ def _is_request(message: dict[str, Any]) -> bool:
     return isinstance(message.get("method"), str) and "id" in message
 
 
-def _event(who: Who, message: dict[str, Any] | None, started: float, decision: Decision) -> AuditEvent:
+def _event(who: Who, message: dict[str, Any] | None, started: float, decision: BucketDecision) -> AuditEvent:
     method = message.get("method") if message is not None else None
     params = message.get("params") if message is not None else None
     params = params if isinstance(params, dict) else {}
@@ -176,7 +176,7 @@ def _event(who: Who, message: dict[str, Any] | None, started: float, decision: D
     )
 
 
-async def _refuse(send: _Send, request_id: Any, decision: Decision) -> None:
+async def _refuse(send: _Send, request_id: Any, decision: BucketDecision) -> None:
     error = limited_error(decision, "requests").error
     body = json.dumps(
         {"jsonrpc": "2.0", "id": request_id, "error": error.model_dump(mode="json", exclude_none=True)}

@@ -29,7 +29,7 @@ import redis
 from redis.commands.core import Script
 
 from actors.cluster.link import RedisLink
-from actors.gateway.access.limits import ALLOWED, BucketKey, Decision
+from actors.gateway.access.limits import ALLOWED, BucketDecision, BucketKey
 from actors.runtime.clock import Clock
 
 __all__ = ["LIMIT_PREFIX", "RedisBuckets"]
@@ -77,7 +77,7 @@ end
 return {1}
 """
 
-_Take = tuple[Sequence[BucketKey], "concurrent.futures.Future[Decision]"]
+_Take = tuple[Sequence[BucketKey], "concurrent.futures.Future[BucketDecision]"]
 
 
 class RedisBuckets:
@@ -121,7 +121,7 @@ class RedisBuckets:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    async def take(self, keys: Sequence[BucketKey]) -> Decision | None:
+    async def take(self, keys: Sequence[BucketKey]) -> BucketDecision | None:
         """One token from each of ``keys`` in Redis, all or none; None if Redis did not answer
         within ``wait`` seconds, or is away."""
         if not keys:
@@ -133,7 +133,7 @@ class RedisBuckets:
         except (TimeoutError, redis.RedisError):
             return None
 
-    def take_now(self, keys: Sequence[BucketKey], timeout: float) -> Decision | None:
+    def take_now(self, keys: Sequence[BucketKey], timeout: float) -> BucketDecision | None:
         """`take` for a thread of the caller's own (tests, tools): blocks up to ``timeout``."""
         if not keys:
             return ALLOWED
@@ -144,8 +144,8 @@ class RedisBuckets:
             answer.cancel()
             return None
 
-    def _enqueue(self, keys: Sequence[BucketKey]) -> concurrent.futures.Future[Decision]:
-        answer: concurrent.futures.Future[Decision] = concurrent.futures.Future()
+    def _enqueue(self, keys: Sequence[BucketKey]) -> concurrent.futures.Future[BucketDecision]:
+        answer: concurrent.futures.Future[BucketDecision] = concurrent.futures.Future()
         with self._lock:
             self._waiting.append((keys, answer))
         # One job per take; the first to run takes every one waiting, the others find none.
@@ -197,7 +197,7 @@ class RedisBuckets:
                 answer.set_exception(exc)
 
 
-def _decision(keys: Sequence[BucketKey], reply: Any) -> Decision:
+def _decision(keys: Sequence[BucketKey], reply: Any) -> BucketDecision:
     if int(reply[0]) == 1:
         return ALLOWED
-    return Decision(False, int(reply[1]) / 1000.0, keys[int(reply[2]) - 1])
+    return BucketDecision(False, int(reply[1]) / 1000.0, keys[int(reply[2]) - 1])

@@ -41,7 +41,7 @@ import cedarpy
 from actors.config import ConfigError
 from actors.gateway.access import relax
 from actors.gateway.access.principal import Principal
-from actors.gateway.access.uses import Action, Kind, Use
+from actors.gateway.access.uses import CedarAction, EntityType, Use
 from actors.gateway.access.verdict import ALLOWED, HIDDEN, Decision, Verdict
 from actors.mcp.config import ConfigProblem
 
@@ -63,7 +63,7 @@ _INT64 = 2**63
 
 
 @dataclass(frozen=True, slots=True)
-class _Answer:
+class _PolicyAnswer:
     allowed: bool
     rules: tuple[str, ...]
     """The determining policies: the permits that allowed, or the forbids that denied."""
@@ -75,8 +75,12 @@ class _Unreadable(Exception):
 
 _USE = {"type": "Action", "id": "use"}
 _ACTIONS = [
-    {"uid": {"type": "Action", "id": a.value}, "attrs": {}, "parents": [] if a is Action.ADMIN else [_USE]}
-    for a in Action
+    {
+        "uid": {"type": "Action", "id": a.value},
+        "attrs": {},
+        "parents": [] if a is CedarAction.ADMIN else [_USE],
+    }
+    for a in CedarAction
 ] + [{"uid": _USE, "attrs": {}, "parents": []}]
 """The actions and their group, as the schema declares them (decisions are made without it)."""
 
@@ -113,7 +117,7 @@ class Policy:
         # it only its principal and what it acts on (70 us against 105 for a set built whole).
         self._actions = cedarpy.Entities.from_json_str(json.dumps(_ACTIONS))
         self._lock = threading.Lock()
-        self._cache: dict[tuple[Principal, Action, Kind, str, str], _Answer] = {}
+        self._cache: dict[tuple[Principal, CedarAction, EntityType, str, str], _PolicyAnswer] = {}
 
     @classmethod
     def parse(cls, text: str, source: str = "<policy>") -> Policy:
@@ -190,7 +194,7 @@ class Policy:
             known = [k if k is not None else found[use] for use, k in zip(seeing, known, strict=True)]
         return [answer is not None and answer.allowed for answer in known]
 
-    def _relaxed(self, principal: Principal, use: Use) -> _Answer:
+    def _relaxed(self, principal: Principal, use: Use) -> _PolicyAnswer:
         key = _key(principal, use)
         with self._lock:
             answer = self._cache.get(key)
@@ -199,7 +203,7 @@ class Policy:
             self._remember(principal, {use: answer})
         return answer
 
-    def _remember(self, principal: Principal, answers: Mapping[Use, _Answer]) -> None:
+    def _remember(self, principal: Principal, answers: Mapping[Use, _PolicyAnswer]) -> None:
         with self._lock:
             if len(self._cache) + len(answers) > _CACHE_SIZE:
                 self._cache.clear()
@@ -208,7 +212,7 @@ class Policy:
 
     def _evaluate(
         self, policies: cedarpy.PolicySet, principal: Principal, uses: Sequence[Use], *, full: bool
-    ) -> list[_Answer]:
+    ) -> list[_PolicyAnswer]:
         """One batch of Cedar decisions; ``full``: with each use's context, else with none."""
         user = {"type": "User", "id": principal.subject}
         requests = [
@@ -233,23 +237,23 @@ class Policy:
             if result.diagnostics.errors:
                 logger.debug("policy %s: %s", self.source, "; ".join(result.diagnostics.errors))
             rules = tuple(self._ids.get(pid, pid) for pid in result.diagnostics.reasons)
-            answers.append(_Answer(result.allowed, rules))
+            answers.append(_PolicyAnswer(result.allowed, rules))
         return answers
 
     def _context(self, use: Use) -> dict[str, Any]:
         context: dict[str, Any] = {}
-        if use.uri is not None and use.action in (Action.READ, Action.SUBSCRIBE):
+        if use.uri is not None and use.action in (CedarAction.READ, CedarAction.SUBSCRIBE):
             context["uri"] = use.uri
-        if self._reads_arguments and use.action in (Action.CALL, Action.GET):
+        if self._reads_arguments and use.action in (CedarAction.CALL, CedarAction.GET):
             context["arguments"] = _record(use.arguments, 0)
         return context
 
 
-def _key(principal: Principal, use: Use) -> tuple[Principal, Action, Kind, str, str]:
+def _key(principal: Principal, use: Use) -> tuple[Principal, CedarAction, EntityType, str, str]:
     return (principal, use.action, use.kind, use.server, use.name)
 
 
-def _refusal(use: Use, answer: _Answer, relaxed: _Answer) -> Verdict:
+def _refusal(use: Use, answer: _PolicyAnswer, relaxed: _PolicyAnswer) -> Verdict:
     if answer.rules:  # the forbids that applied
         return Verdict(Decision.REFUSE, answer.rules)
     if relaxed.allowed:  # permits that would apply, but for their conditions on this request
@@ -287,10 +291,10 @@ def _targets(uses: Sequence[Use]) -> list[dict[str, Any]]:
         uid = (use.kind.value, use.entity_id)
         entity = found.get(uid)
         if entity is None:
-            attr = "name" if use.kind in (Kind.TOOL, Kind.PROMPT) else "uri"
-            attrs = {} if use.kind is Kind.GATEWAY else {attr: use.name}
+            attr = "name" if use.kind in (EntityType.TOOL, EntityType.PROMPT) else "uri"
+            attrs = {} if use.kind is EntityType.GATEWAY else {attr: use.name}
             entity = found[uid] = {"uid": {"type": uid[0], "id": uid[1]}, "attrs": attrs, "parents": []}
-        if use.kind is not Kind.GATEWAY:
+        if use.kind is not EntityType.GATEWAY:
             server = {"type": "Server", "id": use.server}
             if server not in entity["parents"]:
                 entity["parents"].append(server)

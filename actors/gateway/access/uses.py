@@ -1,6 +1,6 @@
 """`Use`: what one request would use, as every access decision (policy, limits, audit) sees it.
 
-A request acts (`Action`) on one thing a server offers: a tool, a prompt, a resource, a resource
+A request acts (`CedarAction`) on one thing a server offers: a tool, a prompt, a resource, a resource
 template (a URI served by a template counts as that template), or on the gateway itself (its
 operator page). The gateway's handlers build a `Use` once they know which server serves the
 request, and hand it to the `AccessGate` (`actors.gateway.access.gate`).
@@ -16,13 +16,13 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["GATEWAY", "Action", "Kind", "Use"]
+__all__ = ["GATEWAY", "CedarAction", "EntityType", "Use"]
 
 GATEWAY = "gateway"
-"""The id of the one `Kind.GATEWAY` entity (``Gateway::"gateway"``)."""
+"""The id of the one `EntityType.GATEWAY` entity (``Gateway::"gateway"``)."""
 
 
-class Action(StrEnum):
+class CedarAction(StrEnum):
     """What a request does: Cedar's ``Action::"<value>"``."""
 
     CALL = "call"
@@ -39,7 +39,7 @@ class Action(StrEnum):
     """The operator's page."""
 
 
-class Kind(StrEnum):
+class EntityType(StrEnum):
     """What a request acts on: Cedar's entity type."""
 
     TOOL = "Tool"
@@ -49,18 +49,18 @@ class Kind(StrEnum):
     GATEWAY = "Gateway"
 
     @property
-    def seen_by(self) -> Action:
+    def seen_by(self) -> CedarAction:
         """The action whose permission makes a thing of this kind visible: what a principal may
         not use, they do not see."""
         return _SEEN_BY[self]
 
 
 _SEEN_BY = {
-    Kind.TOOL: Action.CALL,
-    Kind.PROMPT: Action.GET,
-    Kind.RESOURCE: Action.READ,
-    Kind.TEMPLATE: Action.READ,
-    Kind.GATEWAY: Action.ADMIN,
+    EntityType.TOOL: CedarAction.CALL,
+    EntityType.PROMPT: CedarAction.GET,
+    EntityType.RESOURCE: CedarAction.READ,
+    EntityType.TEMPLATE: CedarAction.READ,
+    EntityType.GATEWAY: CedarAction.ADMIN,
 }
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -75,8 +75,8 @@ class Use:
     ``arguments``: a tool call's or a prompt's arguments, as the client sent them.
     """
 
-    action: Action
-    kind: Kind
+    action: CedarAction
+    kind: EntityType
     server: str
     name: str
     uri: str | None = None
@@ -86,7 +86,7 @@ class Use:
     def entity_id(self) -> str:
         """The id of the Cedar entity it acts on: ``ns/name`` for tools and prompts, the URI
         (template) for resources (templates)."""
-        if self.kind in (Kind.TOOL, Kind.PROMPT):
+        if self.kind in (EntityType.TOOL, EntityType.PROMPT):
             return f"{self.server}/{self.name}"
         return self.name
 
@@ -98,33 +98,35 @@ class Use:
 
     @classmethod
     def call(cls, server: str, tool: str, arguments: Mapping[str, Any] | None = None) -> Use:
-        return cls(Action.CALL, Kind.TOOL, server, tool, arguments=_frozen(arguments))
+        return cls(CedarAction.CALL, EntityType.TOOL, server, tool, arguments=_frozen(arguments))
 
     @classmethod
     def prompt(cls, server: str, prompt: str, arguments: Mapping[str, Any] | None = None) -> Use:
-        return cls(Action.GET, Kind.PROMPT, server, prompt, arguments=_frozen(arguments))
+        return cls(CedarAction.GET, EntityType.PROMPT, server, prompt, arguments=_frozen(arguments))
 
     @classmethod
-    def read(cls, server: str, uri: str, template: str | None = None, action: Action = Action.READ) -> Use:
+    def read(
+        cls, server: str, uri: str, template: str | None = None, action: CedarAction = CedarAction.READ
+    ) -> Use:
         """A read (or, with ``action``, a subscription) of ``uri``: of the resource itself, or
         of the ``template`` that serves it."""
         if template is None:
-            return cls(action, Kind.RESOURCE, server, uri, uri=uri)
-        return cls(action, Kind.TEMPLATE, server, template, uri=uri)
+            return cls(action, EntityType.RESOURCE, server, uri, uri=uri)
+        return cls(action, EntityType.TEMPLATE, server, template, uri=uri)
 
     @classmethod
     def listed_template(cls, server: str, template: str) -> Use:
         """A template as a list shows it: readable for some URIs, which is all visibility asks."""
-        return cls(Action.READ, Kind.TEMPLATE, server, template)
+        return cls(CedarAction.READ, EntityType.TEMPLATE, server, template)
 
     def completing(self) -> Use:
         """The completion of an argument of this prompt or template."""
-        return Use(Action.COMPLETE, self.kind, self.server, self.name, uri=self.uri)
+        return Use(CedarAction.COMPLETE, self.kind, self.server, self.name, uri=self.uri)
 
     @classmethod
     def admin(cls) -> Use:
         """The operator's page."""
-        return cls(Action.ADMIN, Kind.GATEWAY, "", GATEWAY)
+        return cls(CedarAction.ADMIN, EntityType.GATEWAY, "", GATEWAY)
 
 
 def _frozen(arguments: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -57,7 +57,7 @@ _OPERATORS = frozenset({AuthMode.LOCAL, AuthMode.STATIC})
 
 
 @dataclass(frozen=True, slots=True)
-class _Context:
+class _RouteContext:
     """What `principal_of` reads of a request (the SDK's request context has the same)."""
 
     request: Request
@@ -92,7 +92,7 @@ class OperatorPage:
         return await self._answer(request, as_json=True)
 
     async def _answer(self, request: Request, *, as_json: bool) -> Response:
-        principal = principal_of(_Context(request))
+        principal = principal_of(_RouteContext(request))
         if not self.permits(principal):
             logger.info("operator page: refused to %s (%s)", principal.key, principal.mode.value)
             return _refused(as_json)

@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass
-class _Attempt:
+class _LoginAttempt:
     """What one request's pass through the flow did (one per request: see `_ATTEMPT`)."""
 
     challenge: int = 0
@@ -46,7 +46,7 @@ class _Attempt:
 
 # Per request, not per provider: requests run in their own tasks and an auth flow is driven in
 # the task of its request, while one provider serves them all.
-_ATTEMPT: ContextVar[_Attempt] = ContextVar("mcp_actors_oauth_attempt")
+_ATTEMPT: ContextVar[_LoginAttempt] = ContextVar("mcp_actors_oauth_attempt")
 
 
 class StoredLoginFlow(OAuthClientProvider):
@@ -93,7 +93,7 @@ class StoredLoginFlow(OAuthClientProvider):
         # At most two passes: the SDK's flow, and once more with a login when the stored
         # login's refresh was refused (only where a person may log in).
         for attempt in range(2):
-            state = _Attempt()
+            state = _LoginAttempt()
             _ATTEMPT.set(state)
             flow = super()._auth_flow(request)
             final: httpx2.Response | None = None
@@ -122,7 +122,7 @@ class StoredLoginFlow(OAuthClientProvider):
                 continue
             raise AuthRefused(self._server, final.status_code, refusal_reason(final))
 
-    async def _unanswerable(self, response: httpx2.Response, state: _Attempt) -> None:
+    async def _unanswerable(self, response: httpx2.Response, state: _LoginAttempt) -> None:
         """Raise `LoginRequired` for a refusal that only a person could answer, when there is none."""
         if self._interactive or not self._needs_person:
             return
@@ -195,7 +195,7 @@ class StoredLoginFlow(OAuthClientProvider):
                 await self._storage.forget_client()
 
     async def _perform_authorization(self) -> httpx2.Request:
-        state = _ATTEMPT.get(None) or _Attempt()
+        state = _ATTEMPT.get(None) or _LoginAttempt()
         self._ask_for_scopes()
         self._send_secret_as_accepted()
         if state.challenge != 403 and not state.refresh_tried and self.context.can_refresh_token():

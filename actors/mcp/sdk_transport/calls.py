@@ -1,4 +1,4 @@
-"""The MCP client's requests, each one SDK call run by `Requests` and converted to plain data.
+"""The MCP client's requests, each one SDK call run by `SessionRequests` and converted to plain data.
 
 The composition (`SDKTransport`) picks the published client and the timeout; these functions
 say which SDK call each `ClientTransport` method is, how its pages follow, and what it returns
@@ -20,7 +20,7 @@ from actors.mcp.freshness import CACHE_HINT, ListFreshness, Listing, combined
 from actors.mcp.inputs import CallInputs
 from actors.mcp.listen import ListenStreams
 from actors.mcp.sdk_transport import convert
-from actors.mcp.sdk_transport.requests import Requests
+from actors.mcp.sdk_transport.requests import SessionRequests
 from actors.mcp.sdk_transport.rounds import call_tool_in_rounds, get_prompt_in_rounds
 from actors.mcp.transport import (
     CallOutcome,
@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 
-async def list_tools(requests: Requests, client: Client, timeout: float | None) -> Listing[RemoteTool]:
+async def list_tools(requests: SessionRequests, client: Client, timeout: float | None) -> Listing[RemoteTool]:
     hints: list[ListFreshness | None] = []
 
     async def page(cursor: str | None) -> tuple[Sequence[types.Tool], str | None]:
@@ -58,7 +58,7 @@ async def list_tools(requests: Requests, client: Client, timeout: float | None) 
 
 
 async def call_tool(
-    requests: Requests,
+    requests: SessionRequests,
     client: Client,
     name: str,
     arguments: dict[str, Any],
@@ -82,7 +82,7 @@ async def call_tool(
 
 
 async def list_resources(
-    requests: Requests, client: Client, timeout: float | None
+    requests: SessionRequests, client: Client, timeout: float | None
 ) -> Listing[RemoteResource]:
     hints: list[ListFreshness | None] = []
 
@@ -96,7 +96,7 @@ async def list_resources(
 
 
 async def list_resource_templates(
-    requests: Requests, client: Client, timeout: float | None
+    requests: SessionRequests, client: Client, timeout: float | None
 ) -> Listing[RemoteResourceTemplate]:
     hints: list[ListFreshness | None] = []
 
@@ -109,7 +109,9 @@ async def list_resource_templates(
     return Listing(tuple(convert.remote_template(template) for template in templates), combined(hints))
 
 
-async def list_prompts(requests: Requests, client: Client, timeout: float | None) -> Listing[RemotePrompt]:
+async def list_prompts(
+    requests: SessionRequests, client: Client, timeout: float | None
+) -> Listing[RemotePrompt]:
     hints: list[ListFreshness | None] = []
 
     async def page(cursor: str | None) -> tuple[Sequence[types.Prompt], str | None]:
@@ -121,7 +123,9 @@ async def list_prompts(requests: Requests, client: Client, timeout: float | None
     return Listing(tuple(convert.remote_prompt(prompt) for prompt in prompts), combined(hints))
 
 
-async def read_resource(requests: Requests, client: Client, uri: str, timeout: float | None) -> JSONObject:
+async def read_resource(
+    requests: SessionRequests, client: Client, uri: str, timeout: float | None
+) -> JSONObject:
     """The read's result as JSON; on a 2026-07-28 session answered in one round, with its hint
     under `CACHE_HINT` (a read that needed the client's input is retried with its answers, and a
     retry's result must not be cached: it carries none)."""
@@ -146,7 +150,7 @@ async def read_resource(requests: Requests, client: Client, uri: str, timeout: f
 
 
 async def get_prompt(
-    requests: Requests,
+    requests: SessionRequests,
     client: Client,
     name: str,
     arguments: dict[str, str],
@@ -162,7 +166,7 @@ async def get_prompt(
 
 
 async def complete(
-    requests: Requests,
+    requests: SessionRequests,
     client: Client,
     reference: types.PromptReference | types.ResourceTemplateReference,
     argument: dict[str, str],
@@ -176,7 +180,7 @@ async def complete(
 
 
 async def follow(
-    requests: Requests,
+    requests: SessionRequests,
     client: Client,
     streams: ListenStreams | None,
     uri: str,

@@ -44,7 +44,7 @@ class _Closable(Protocol):
 
 
 @dataclass
-class _Attempt:
+class _ConnectAttempt:
     """What one connection attempt started."""
 
     stdio: StdioProcess | None = None
@@ -85,7 +85,7 @@ class PeerWatch:
         """The handshake finished; set by the owner."""
         self.ended = False
         """The owner has finished; set by the owner."""
-        self._attempt = _Attempt()
+        self._attempt = _ConnectAttempt()
         self._reason: str | None = None
         self._reason_ready: anyio.Event | None = None  # made on the loop, by `begin`
         self._lost_hint: str | None = None
@@ -143,7 +143,7 @@ class PeerWatch:
     def new_attempt(self) -> None:
         """A connection attempt begins: forget the evidence of the last one."""
         self.unwatch_process()
-        self._attempt = _Attempt()
+        self._attempt = _ConnectAttempt()
 
     def retry(self) -> None:
         """The era negotiation starts over: the refused attempt's teardown was no death."""

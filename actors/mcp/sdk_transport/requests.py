@@ -1,4 +1,4 @@
-"""Requests under death watch: each one fails at once when the peer dies, or at its timeout.
+"""SessionRequests under death watch: each one fails at once when the peer dies, or at its timeout.
 
 Every request runs in a cancel scope of its own whose deadline is its timeout; the scopes of the
 requests in flight are kept so that the peer's death (`PeerWatch`, through the composition's
@@ -29,7 +29,7 @@ from actors.mcp.sdk_transport.failures import is_connection_error, validation_te
 from actors.mcp.sdk_transport.peer import PeerWatch
 from actors.mcp.transport import ServerReplyError
 
-__all__ = ["Requests"]
+__all__ = ["SessionRequests"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ _MAX_PAGES: Final = 1000
 _T = TypeVar("_T")
 
 
-class Requests:
+class SessionRequests:
     """The requests of one session, each bounded and watched."""
 
     def __init__(self, label: str, watch: PeerWatch) -> None:

@@ -79,7 +79,7 @@ class _CancelTask(types.Request[_TaskParams, Literal["tasks/cancel"]]):
     name_param = "taskId"
 
 
-class _Answer(types.Result):
+class _TaskAnswer(types.Result):
     """Any answer, kept whole (a task as ``tasks/get`` writes it, or an empty ack)."""
 
     model_config = pydantic.ConfigDict(extra="allow")
@@ -156,7 +156,7 @@ async def get(session: ClientSession, task_id: str, *, answer: bool = True) -> T
         rounds += 1
         answers = await _answers(session, state.input_requests)
         params = _UpdateParams(task_id=task_id, input_responses=answers)
-        await session.send_request(_UpdateTask(params=params), _Answer)
+        await session.send_request(_UpdateTask(params=params), _TaskAnswer)
         state = await _get(session, task_id)
     return state
 
@@ -164,12 +164,12 @@ async def get(session: ClientSession, task_id: str, *, answer: bool = True) -> T
 async def update(session: ClientSession, task_id: str, responses: Mapping[str, Any]) -> None:
     """``tasks/update`` with answers keyed as the task's ``inputRequests`` (its empty ack)."""
     params = _UpdateParams(task_id=task_id, input_responses=dict(responses))
-    await session.send_request(_UpdateTask(params=params), _Answer)
+    await session.send_request(_UpdateTask(params=params), _TaskAnswer)
 
 
 async def cancel(session: ClientSession, task_id: str) -> TaskState:
     """``tasks/cancel``, then the task as ``tasks/get`` says (the ack carries no state)."""
-    await session.send_request(_CancelTask(params=_TaskParams(task_id=task_id)), _Answer)
+    await session.send_request(_CancelTask(params=_TaskParams(task_id=task_id)), _TaskAnswer)
     return await _get(session, task_id)
 
 
@@ -197,7 +197,7 @@ def _result(state: TaskState) -> CallOutcome:
 
 
 async def _get(session: ClientSession, task_id: str) -> TaskState:
-    answer = await session.send_request(_GetTask(params=_TaskParams(task_id=task_id)), _Answer)
+    answer = await session.send_request(_GetTask(params=_TaskParams(task_id=task_id)), _TaskAnswer)
     try:
         return TaskState.from_json({"taskId": task_id, **answer.model_dump(by_alias=True, exclude_none=True)})
     except ValueError as exc:

@@ -2,7 +2,7 @@
 
 It builds the parts and wires them with hooks; each part owns its state and offers narrow
 public methods (none reaches into another): `owner.SessionOwner` (the session's one task),
-`negotiation.EraNegotiation`, `requests.Requests` (death watch), `peer.PeerWatch` (death and
+`negotiation.EraNegotiation`, `requests.SessionRequests` (death watch), `peer.PeerWatch` (death and
 diagnostics), `server_requests.ServerRequests`, `notifications.NotificationRouter`, `calls`
 (which SDK call each method is) and `convert` (SDK <-> plain data).
 
@@ -37,7 +37,7 @@ from actors.mcp.sdk_transport.negotiation import EraNegotiation
 from actors.mcp.sdk_transport.notifications import NotificationRouter
 from actors.mcp.sdk_transport.owner import SessionOwner
 from actors.mcp.sdk_transport.peer import PeerWatch
-from actors.mcp.sdk_transport.requests import Requests
+from actors.mcp.sdk_transport.requests import SessionRequests
 from actors.mcp.sdk_transport.server_requests import ServerRequests
 from actors.mcp.tasks import TaskState
 from actors.mcp.transport import (
@@ -76,7 +76,8 @@ class SDKTransport:
     """Process-wide memo of negotiated eras (``memo_key`` -> ``"legacy"`` or ``"2026-07-28"``)."""
 
     bounds_requests: ClassVar[bool] = True
-    """Every tool call ends within its ``timeout`` (`Requests.run`): callers need no guard of their own."""
+    """Every tool call ends within its ``timeout`` (`SessionRequests.run`): callers need no guard
+    of their own."""
 
     def __init__(self, target: StdioCommand | HTTPEndpoint, options: SDKOptions | None = None) -> None:
         """Describe the server; nothing starts before `connect`. Cheap: no I/O, no imports."""
@@ -108,7 +109,7 @@ class SDKTransport:
             label, on_stop=self._stop_session, on_closed=self._closed, abort=self._abort, probe=self._check
         )
         self._router = NotificationRouter(label, redact, self._watch.unreadable)
-        self._requests = Requests(label, self._watch)
+        self._requests = SessionRequests(label, self._watch)
         self._answers = ServerRequests(label, self.options)
         self._owner: SessionOwner | None = None
 

@@ -13,13 +13,13 @@ __all__ = [
     "AnswerNow",
     "AnswerStarts",
     "AnswerStops",
-    "ArmIdle",
+    "ArmIdleTimer",
     "CancelStart",
     "CloseSession",
     "CompileChecks",
     "CountError",
     "CountRestart",
-    "Dispatch",
+    "DispatchRequest",
     "Effect",
     "FailInFlight",
     "FailStarts",
@@ -38,7 +38,7 @@ __all__ = [
     "Queue",
     "RecordCrash",
     "Refuse",
-    "ResetRestarts",
+    "ResetRestartCount",
     "Supervisor",
     "Tell",
     "Transition",
@@ -57,7 +57,7 @@ class Supervisor(Enum):
 
 
 @dataclass(frozen=True)
-class Dispatch(Effect):
+class DispatchRequest(Effect):
     """Send this request to the session now."""
 
 
@@ -194,7 +194,7 @@ class ForgetProbe(Effect):
 
 
 @dataclass(frozen=True)
-class ResetRestarts(Effect):
+class ResetRestartCount(Effect):
     pass
 
 
@@ -204,7 +204,7 @@ class CountRestart(Effect):
 
 
 @dataclass(frozen=True)
-class ArmIdle(Effect):
+class ArmIdleTimer(Effect):
     delay: float
 
 

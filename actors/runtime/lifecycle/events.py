@@ -16,7 +16,7 @@ __all__ = [
     "GaveUp",
     "IdleTick",
     "LinkLost",
-    "LoginRequired",
+    "NeedsLogin",
     "ProbeFailed",
     "Released",
     "RestartDue",
@@ -98,7 +98,7 @@ class ConnectFailed(Event):
 
 
 @dataclass(frozen=True)
-class LoginRequired(Event):
+class NeedsLogin(Event):
     error: str = "login needed"
     wanted: bool = False
 
@@ -187,7 +187,7 @@ class Released(Event):
 _LABELS: dict[type[Event], str] = {
     StartAsked: "start",
     Connected: "connected",
-    LoginRequired: "login needed",
+    NeedsLogin: "login needed",
     StopAsked: "stop",
     RetireAsked: "retire",
     ProbeFailed: "probe failed",
@@ -208,7 +208,7 @@ EVENTS: tuple[Event, ...] = (
     ConnectFailed(),
     ConnectFailed(retry=False),
     ConnectFailed(supervised=False),
-    LoginRequired(),
+    NeedsLogin(),
     SessionClosed(),
     SessionClosed(wanted=True),
     StopAsked(),

@@ -10,13 +10,13 @@ from actors.runtime.lifecycle.effects import (
     AnswerNow,
     AnswerStarts,
     AnswerStops,
-    ArmIdle,
+    ArmIdleTimer,
     CancelStart,
     CloseSession,
     CompileChecks,
     CountError,
     CountRestart,
-    Dispatch,
+    DispatchRequest,
     Effect,
     FailInFlight,
     FailStarts,
@@ -35,7 +35,7 @@ from actors.runtime.lifecycle.effects import (
     Queue,
     RecordCrash,
     Refuse,
-    ResetRestarts,
+    ResetRestartCount,
     Supervisor,
     Tell,
     Transition,
@@ -51,7 +51,7 @@ from actors.runtime.lifecycle.events import (
     GaveUp,
     IdleTick,
     LinkLost,
-    LoginRequired,
+    NeedsLogin,
     ProbeFailed,
     Released,
     RestartDue,
@@ -149,7 +149,7 @@ def _call(stage: Stage, event: CallArrived) -> _Out:
     if stage.retired:
         return stage, (_RETIRED_REFUSAL,)
     if stage == _S.RUNNING:
-        return stage, (Dispatch(),)
+        return stage, (DispatchRequest(),)
     if stage.public == ServerState.FAILED:
         return stage, (Refuse(ErrorType.FAILED, Text(TextKind.IS_FAILED)),)
     if stage.public in _AT_REST_OR_STOPPED:
@@ -167,7 +167,7 @@ def _start_asked(stage: Stage, event: StartAsked) -> _Out:
         return stage, (AnswerNow(),)
     if stage in (_S.CONNECTING, _S.AWAITING_CLOSE, _S.RESTARTING, _S.RESTARTING_CLOSING):
         return stage, (KeepWaiter(),)
-    reset: tuple[Effect, ...] = (ResetRestarts(),) if stage.public == ServerState.FAILED else ()
+    reset: tuple[Effect, ...] = (ResetRestartCount(),) if stage.public == ServerState.FAILED else ()
     to, effects = _start(stage)  # while stopping: once the stop is done
     return to, (*reset, KeepWaiter(), *effects)
 
@@ -237,7 +237,7 @@ def _connect_failed(stage: Stage, event: ConnectFailed) -> _Out | None:
     return _S.STOPPED, effects
 
 
-def _login_required(stage: Stage, event: LoginRequired) -> _Out | None:
+def _login_required(stage: Stage, event: NeedsLogin) -> _Out | None:
     # Neither a crash nor a broken server: a login (elsewhere) may come at any time, so the
     # next call simply tries again.
     if stage in _CANCELLING:
@@ -305,10 +305,10 @@ def _idle_tick(stage: Stage, event: IdleTick) -> _Out | None:
     if event.idle_timeout <= 0:
         return stage, ()
     if event.busy:  # busy, or someone follows its resources: a stop would cut them off
-        return stage, (ArmIdle(event.idle_timeout),)
+        return stage, (ArmIdleTimer(event.idle_timeout),)
     remaining = event.idle_timeout - (event.now - event.last_activity)
     if remaining > IDLE_SLACK:
-        return stage, (ArmIdle(remaining),)
+        return stage, (ArmIdleTimer(remaining),)
     return _stop(stage, requested=False)
 
 
@@ -379,7 +379,7 @@ RULES: dict[type[Event], Callable[[Stage, Any], _Out | None]] = {
     SubscribeAsked: _subscribe,
     Connected: _connected,
     ConnectFailed: _connect_failed,
-    LoginRequired: _login_required,
+    NeedsLogin: _login_required,
     SessionClosed: _closed,
     StopAsked: _stop_asked,
     RetireAsked: _retire,
@@ -400,7 +400,7 @@ REFUSED: dict[type[Event], frozenset[Stage]] = {
     SubscribeAsked: frozenset(),
     Connected: _OPENING_OR_CANCELLED,
     ConnectFailed: _OPENING_OR_CANCELLED,
-    LoginRequired: _OPENING_OR_CANCELLED,
+    NeedsLogin: _OPENING_OR_CANCELLED,
     SessionClosed: frozenset(s for s in Stage if s.link != Link.CLOSING),
     StopAsked: frozenset(),
     RetireAsked: frozenset(),

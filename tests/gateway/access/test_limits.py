@@ -11,8 +11,8 @@ import pytest
 from actors.config import LimitKeys, load_config
 from actors.gateway.access.limits import (
     RATE_LIMITED,
+    BucketDecision,
     BucketKey,
-    Decision,
     LimitPlan,
     LocalBuckets,
     Rate,
@@ -165,7 +165,7 @@ def test_a_reload_changes_the_rates_and_keeps_the_tokens() -> None:
 
 def test_the_refusal_says_when_to_retry() -> None:
     bucket = key("tool:git/git_commit:user:alice", rate=0.5, burst=2, scope=Scope.TOOL_USER)
-    error = limited_error(Decision(False, 1.2, bucket), "git__git_commit")
+    error = limited_error(BucketDecision(False, 1.2, bucket), "git__git_commit")
     assert error.code == RATE_LIMITED == -32005
     assert error.data == {
         "retryAfter": 2,
@@ -174,6 +174,6 @@ def test_the_refusal_says_when_to_retry() -> None:
         "limit": {"rate": 0.5, "burst": 2.0},
     }
     assert "your calls of git__git_commit" in error.message and "30/min, burst 2" in error.message
-    tiny = limited_error(Decision(False, 0.0001, bucket), "x")
+    tiny = limited_error(BucketDecision(False, 0.0001, bucket), "x")
     assert tiny.data["retryAfter"] == 1 and tiny.data["retryAfterMs"] == 1
     assert math.isclose(Rate(5, 10).per_second, 5)

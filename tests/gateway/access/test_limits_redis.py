@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from actors.config import load_config
-from actors.gateway.access.limits import BucketKey, Decision, Rate, RateLimits, Scope
+from actors.gateway.access.limits import BucketDecision, BucketKey, Rate, RateLimits, Scope
 from actors.gateway.access.limits_redis import LIMIT_PREFIX, RedisBuckets
 from actors.gateway.access.principal import Principal
 from actors.runtime.clock import ManualClock
@@ -44,7 +44,7 @@ def bucket(name: str, rate: float, burst: float, scope: Scope = Scope.USER) -> B
     return BucketKey(name, Rate(rate, burst), scope)
 
 
-def takes(buckets: RedisBuckets, keys: list[BucketKey], count: int) -> list[Decision | None]:
+def takes(buckets: RedisBuckets, keys: list[BucketKey], count: int) -> list[BucketDecision | None]:
     return [buckets.take_now(keys, WAIT) for _ in range(count)]
 
 
@@ -65,11 +65,11 @@ def test_a_refused_take_leaves_every_bucket_as_it_was(url: str) -> None:
     mine = bucket("tool:t:user:a", rate=1.0, burst=1, scope=Scope.TOOL_USER)
     everyone = bucket("tool:t", rate=1.0, burst=2, scope=Scope.TOOL)
     with RedisBuckets.start(url, clock=clock) as buckets:
-        assert buckets.take_now([mine, everyone], WAIT) == Decision(True)
+        assert buckets.take_now([mine, everyone], WAIT) == BucketDecision(True)
         refused = buckets.take_now([mine, everyone], WAIT)
         assert refused is not None and not refused.allowed and refused.key == mine
         theirs = bucket("tool:t:user:b", rate=1.0, burst=1, scope=Scope.TOOL_USER)
-        assert buckets.take_now([theirs, everyone], WAIT) == Decision(True)
+        assert buckets.take_now([theirs, everyone], WAIT) == BucketDecision(True)
         last = buckets.take_now([bucket("tool:t:user:c", 1.0, 1, Scope.TOOL_USER), everyone], WAIT)
         assert last is not None and last.key == everyone
 
@@ -78,12 +78,12 @@ def test_concurrent_takes_from_two_replicas_never_overdraw(url: str) -> None:
     """Two replicas, each with 100 requests at once on its own loop: exactly the burst goes."""
     clock = ManualClock()  # no time passes: nothing refills
     one = bucket("tool:git/git_log", rate=1.0, burst=40, scope=Scope.TOOL)
-    results: list[list[Decision | None]] = []
+    results: list[list[BucketDecision | None]] = []
 
     def replica() -> None:
         with RedisBuckets.start(url, clock=clock, wait=WAIT) as buckets:
 
-            async def many() -> list[Decision | None]:
+            async def many() -> list[BucketDecision | None]:
                 return list(await asyncio.gather(*(buckets.take([one]) for _ in range(100))))
 
             results.append(asyncio.run(many()))
@@ -104,7 +104,7 @@ def test_a_bucket_is_gone_once_it_is_full_again(url: str) -> None:
         # Redis's own clock: two tokens gone come back within 200 ms, and the key goes 1 s later.
         # What the time between the takes refilled (10 a second) is bounded by the time taken.
         began = time.monotonic()
-        assert takes(buckets, [one], 2) == [Decision(True)] * 2
+        assert takes(buckets, [one], 2) == [BucketDecision(True)] * 2
         ttl = client.pttl(LIMIT_PREFIX + "user:bob")
         tokens = float(client.hget(LIMIT_PREFIX + "user:bob", "t") or 0)
         elapsed = time.monotonic() - began
@@ -115,10 +115,10 @@ def test_a_bucket_is_gone_once_it_is_full_again(url: str) -> None:
 def test_redis_s_own_clock_refills(url: str) -> None:
     one = bucket("user:carol", rate=20.0, burst=1)
     with RedisBuckets.start(url) as buckets:
-        assert buckets.take_now([one], WAIT) == Decision(True)
+        assert buckets.take_now([one], WAIT) == BucketDecision(True)
         refused = buckets.take_now([one], WAIT)
         assert refused is not None and not refused.allowed and 0 < refused.retry_after <= 0.05
-        assert wait_until(lambda: (buckets.take_now([one], WAIT) or Decision(False)).allowed, WAIT)
+        assert wait_until(lambda: (buckets.take_now([one], WAIT) or BucketDecision(False)).allowed, WAIT)
 
 
 def test_while_redis_is_away_each_replica_limits_alone(tmp_path: Path) -> None:

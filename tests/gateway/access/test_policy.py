@@ -16,7 +16,7 @@ from actors.gateway.access.gate import POLICY_REFUSED, AccessGate, refusal_error
 from actors.gateway.access.policy import Policy
 from actors.gateway.access.policy_file import load_policy, policy_file
 from actors.gateway.access.principal import LOCAL, AuthMode, Principal
-from actors.gateway.access.uses import Action, Use
+from actors.gateway.access.uses import CedarAction, Use
 from actors.gateway.access.verdict import Decision
 
 TEAM = """
@@ -61,7 +61,7 @@ def test_a_group_rule_gives_its_members_a_whole_server(team: Policy) -> None:
         Use.call("git", "log"),
         Use.prompt("git", "review", {"pr": "7"}),
         Use.read("git", "git://HEAD"),
-        Use.read("git", "git://tree/a", "git://tree/{path}", Action.SUBSCRIBE),
+        Use.read("git", "git://tree/a", "git://tree/{path}", CedarAction.SUBSCRIBE),
         Use.prompt("git", "review").completing(),
     ):
         assert team.decide(DEV, use).allowed, use
@@ -108,7 +108,7 @@ def test_subscribing_and_completing_are_actions_of_their_own() -> None:
         """
     )
     assert policy.decide(LOCAL, Use.read("s", "s://a")).allowed
-    subscribed = policy.decide(LOCAL, Use.read("s", "s://a", action=Action.SUBSCRIBE))
+    subscribed = policy.decide(LOCAL, Use.read("s", "s://a", action=CedarAction.SUBSCRIBE))
     # Readable, so visible: the refusal may say so, and that no rule permits it.
     assert subscribed.decision is Decision.REFUSE
     assert subscribed.message == "refused by policy: no rule permits subscribe"
@@ -332,7 +332,7 @@ def test_a_replica_following_a_resource_for_its_clients_passes() -> None:
     replica = Principal("replica", AuthMode.REPLICA)
 
     async def run() -> tuple[bool, bool]:
-        followed = await gate.admit(replica, Use.read("s", "s://a", action=Action.SUBSCRIBE))
+        followed = await gate.admit(replica, Use.read("s", "s://a", action=CedarAction.SUBSCRIBE))
         called = await gate.admit(replica, Use.call("s", "t"))
         return followed.allowed, called.allowed
 

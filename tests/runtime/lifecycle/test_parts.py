@@ -12,7 +12,7 @@ from actors.mcp.config import ServerConfig
 from actors.runtime import owner
 from actors.runtime.admission import refusal
 from actors.runtime.calls import Completions
-from actors.runtime.health import HealthProbe, Verdict
+from actors.runtime.health import HealthProbe, ProbeVerdict
 from actors.runtime.messages import CallDone, CallTool, ReadResource
 from actors.runtime.relisting import Coalescer
 from actors.runtime.subscriptions import Subscriptions
@@ -43,12 +43,12 @@ def test_a_probe_that_times_out_once_gets_another_chance() -> None:
     health = HealthProbe(interval=0.5)
     assert health.timeout == 2.0  # at least the floor, however short the interval
     assert health.begin() and not health.begin()  # one probe at a time
-    assert health.answered("slow", ErrorType.TIMEOUT, running=True) == Verdict.AGAIN
+    assert health.answered("slow", ErrorType.TIMEOUT, running=True) == ProbeVerdict.AGAIN
     assert health.begin()
-    assert health.answered("slow", ErrorType.TIMEOUT, running=True) == Verdict.FAILED
-    assert health.answered(None, None, running=True) == Verdict.HEALTHY
-    assert health.answered("gone", "connection", running=False) == Verdict.HEALTHY
-    assert health.answered("gone", "connection", running=True) == Verdict.FAILED
+    assert health.answered("slow", ErrorType.TIMEOUT, running=True) == ProbeVerdict.FAILED
+    assert health.answered(None, None, running=True) == ProbeVerdict.HEALTHY
+    assert health.answered("gone", "connection", running=False) == ProbeVerdict.HEALTHY
+    assert health.answered("gone", "connection", running=True) == ProbeVerdict.FAILED
     assert health.failures == 3
 
 

@@ -66,9 +66,9 @@ def _promises(stage: lc.Stage, event: lc.Event) -> None:
         assert fx.OpenSession in kinds
     # A retired server starts nothing and stays retired.
     if stage.retired:
-        assert moved.stage.retired and fx.OpenSession not in kinds and fx.Dispatch not in kinds
+        assert moved.stage.retired and fx.OpenSession not in kinds and fx.DispatchRequest not in kinds
     # Only a running server sends requests; a cancel happens only to an opening link.
-    if fx.Dispatch in kinds:
+    if fx.DispatchRequest in kinds:
         assert stage == moved.stage == lc.Stage.RUNNING
     if fx.CancelStart in kinds:
         assert stage.link == lc.Link.OPENING and moved.stage.link == lc.Link.OPENING
@@ -150,9 +150,9 @@ def test_a_retired_server_answers_everything_cancelled_and_starts_nothing() -> N
 
 def test_the_idle_check_reads_the_time_it_is_given() -> None:
     busy = ev.IdleTick(now=1000.0, last_activity=0.0, idle_timeout=30.0, busy=True)
-    assert run(lc.Stage.RUNNING, busy) == (lc.Stage.RUNNING, ["ArmIdle(30.0)"])
+    assert run(lc.Stage.RUNNING, busy) == (lc.Stage.RUNNING, ["ArmIdleTimer(30.0)"])
     early = ev.IdleTick(now=1010.0, last_activity=1000.0, idle_timeout=30.0)
-    assert run(lc.Stage.RUNNING, early) == (lc.Stage.RUNNING, ["ArmIdle(20.0)"])
+    assert run(lc.Stage.RUNNING, early) == (lc.Stage.RUNNING, ["ArmIdleTimer(20.0)"])
     due = ev.IdleTick(now=1030.0, last_activity=1000.0, idle_timeout=30.0)
     assert run(lc.Stage.RUNNING, due) == (lc.Stage.CLOSING, ["CloseSession"])
     off = ev.IdleTick(now=1030.0, last_activity=1000.0, idle_timeout=0.0)

@@ -54,7 +54,7 @@ def _events(waiters: Waiters) -> list[lc.Event]:
             continue
         out.append(event)
     # The calls' flag each way: calls may wait with lazy start off.
-    for kind in (ev.ConnectFailed, ev.LoginRequired):
+    for kind in (ev.ConnectFailed, ev.NeedsLogin):
         if "call" in waiters:
             out.append(kind(wanted=True))
     return out
