@@ -53,9 +53,9 @@ def _patched(stamps: _Stamps) -> Iterator[None]:  # noqa: PLR0915 - one wrapper 
     """Wrap the hot-path methods so each stamps its hop (restored on exit)."""
     from actors.mcp import adapter as adapter_mod
     from actors.runtime import calls as calls_mod
+    from actors.runtime import messages as messages_mod
     from actors.runtime import registry as registry_mod
     from actors.runtime import server as server_mod
-    from actors.tools import check as check_mod
 
     saved: list[tuple[Any, str, Any]] = []
 
@@ -128,7 +128,8 @@ def _patched(stamps: _Stamps) -> Iterator[None]:  # noqa: PLR0915 - one wrapper 
     patch(registry_mod.RegistryActor, "_route", sync_before("registry"))
     # The first message the server actor handles in a call's record is the call itself.
     patch(server_mod.ServerActor, "_handle", sync_before("server"))
-    patch(check_mod, "check_call", validate)
+    # `check_call` as the server actor's messages call it (imported by name into their module).
+    patch(messages_mod, "check_call", validate)
     patch(adapter_mod.MCPToolAdapter, "invoke_future", sync_after("submitted"))
     patch(adapter_mod.MCPToolAdapter, "_invoke", async_around("loop", "result"))
     patch(Client, "call_tool", client_call)
@@ -176,6 +177,10 @@ def hop_timeline(calls: int) -> dict[str, Any]:
         for previous, (key, _) in zip(keys, HOPS, strict=False):
             segments[key].append((record[key] - record[previous]) * 1e6)
         totals.append((record["caller"] - record["start"]) * 1e6)
+    if not complete:
+        # A hop's method was renamed or moved: say so rather than print a table of nan.
+        missing = sorted(set(keys) - set(stamps.records[-1])) if stamps.records else keys
+        raise RuntimeError(f"no call stamped every hop; never stamped: {', '.join(missing)} (see _patched)")
     blocked = [
         (r["submitted"] - r["validated"]) * 1e6
         for r in stamps.records
