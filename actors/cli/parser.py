@@ -100,28 +100,21 @@ def build_parser(serve_arguments: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
-def _lists(command: _Command) -> None:
-    """``tools``, ``resources`` and ``prompts``."""
-    tools = command("tools", "list the namespaced tools with their arguments and capabilities", adhoc=True)
-    tools.add_argument("namespace", nargs="?", metavar="NS", help="only the tools of this server")
-    tools.add_argument("--json", action="store_true", help=_JSON_LIST)
-    tools.add_argument("--timeout", type=float, default=60.0, metavar="S", help=_LIST_TIMEOUT)
-    tools.add_argument("--no-cache", action="store_true", help=_NO_CACHE)
+_LISTS = {
+    "tools": "list the namespaced tools with their arguments and capabilities",
+    "resources": "list the resources and resource templates of every server, or of NS",
+    "prompts": "list the prompts of every server, or of NS, with their arguments",
+}
 
-    resources = command(
-        "resources", "list the resources and resource templates of every server, or of NS", adhoc=True
-    )
-    resources.add_argument("namespace", nargs="?", metavar="NS", help="only the resources of this server")
-    resources.add_argument("--json", action="store_true", help=_JSON_LIST)
-    resources.add_argument("--timeout", type=float, default=60.0, metavar="S", help=_LIST_TIMEOUT)
-    resources.add_argument("--no-cache", action="store_true", help=_NO_CACHE)
-    prompts = command(
-        "prompts", "list the prompts of every server, or of NS, with their arguments", adhoc=True
-    )
-    prompts.add_argument("namespace", nargs="?", metavar="NS", help="only the prompts of this server")
-    prompts.add_argument("--json", action="store_true", help=_JSON_LIST)
-    prompts.add_argument("--timeout", type=float, default=60.0, metavar="S", help=_LIST_TIMEOUT)
-    prompts.add_argument("--no-cache", action="store_true", help=_NO_CACHE)
+
+def _lists(command: _Command) -> None:
+    """``tools``, ``resources`` and ``prompts``: one set of options."""
+    for name, help_text in _LISTS.items():
+        listing = command(name, help_text, adhoc=True)
+        listing.add_argument("namespace", nargs="?", metavar="NS", help=f"only the {name} of this server")
+        listing.add_argument("--json", action="store_true", help=_JSON_LIST)
+        listing.add_argument("--timeout", type=float, default=60.0, metavar="S", help=_LIST_TIMEOUT)
+        listing.add_argument("--no-cache", action="store_true", help=_NO_CACHE)
 
 
 def _requests(command: _Command) -> None:

@@ -8,15 +8,10 @@ prompts) and the reference ``@modelcontextprotocol/server-everything`` over stdi
 from __future__ import annotations
 
 import base64
-import errno
 import io
 import json
-import os
-import pty
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +19,7 @@ import pytest
 
 from actors.cli import main
 from tests.cli.media_server import AUDIO, IMAGE, LOGO
+from tests.cli.terminal import run_on_terminal
 from tests.harness import forkserver
 from tests.interop.conftest import npm_stdio
 from tests.runtime.conftest import ROOT
@@ -195,40 +191,12 @@ def test_no_bar_when_stderr_is_not_a_terminal(media: Path, tmp_path: Path) -> No
 
 def test_the_console_script_draws_the_bar_on_a_real_terminal(media: Path, tmp_path: Path) -> None:
     seen = tmp_path / "seen"
-    controller, terminal = pty.openpty()
     arguments = json.dumps({"count": 2, "wait_for": str(seen)})
-    process = subprocess.Popen(
+    status, stdout, drawn = run_on_terminal(
         [str(SCRIPT), "call", "m/steps", arguments, "--config", str(media)],
-        stdout=subprocess.PIPE,
-        stderr=terminal,
-        stdin=subprocess.DEVNULL,
+        on_output=lambda drawn: seen.touch() if b"step 1" in drawn else None,
     )
-    os.close(terminal)
-    drawn = b""
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([controller], [], [], 1.0)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(controller, 4096)
-            except OSError as exc:  # the terminal closed: every writer has exited
-                if exc.errno != errno.EIO:
-                    raise
-                break
-            if not chunk:
-                break
-            drawn += chunk
-            if b"step 1" in drawn:
-                seen.touch()
-        stdout, _ = process.communicate(timeout=60)
-    finally:
-        os.close(controller)
-        if process.poll() is None:
-            process.kill()
-            process.wait(10)
-    assert (process.returncode, stdout) == (0, b"2 steps done\n"), drawn
+    assert (status, stdout) == (0, b"2 steps done\n"), drawn
     assert b"step 1" in drawn and b" 50%" in drawn
     assert drawn.endswith(b"\x1b[2K"), "the bar is erased when the call ends"
 

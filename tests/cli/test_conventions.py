@@ -9,16 +9,11 @@ Streamable HTTP.
 from __future__ import annotations
 
 import argparse
-import errno
 import io
 import json
 import os
-import pty
-import select
 import shlex
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +21,7 @@ import pytest
 
 from actors.cli import main
 from actors.cli.parser import build_parser
+from tests.cli.terminal import run_on_terminal
 from tests.harness import forkserver
 from tests.runtime.conftest import ROOT, stdio_server
 from tests.servers.http_server import HTTPServer
@@ -250,42 +246,15 @@ def test_a_listing_at_a_terminal_shows_the_servers_it_waits_for(tmp_path: Path) 
         "connectTimeout": WAIT,
     }
     config = write_config(tmp_path, {"slow": gated})
-    controller, own = pty.openpty()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
-    process = subprocess.Popen(
+    status, stdout, drawn = run_on_terminal(
         [str(SCRIPT), "tools", "--config", str(config)],
-        stdout=subprocess.PIPE,
-        stderr=own,
-        stdin=subprocess.DEVNULL,
+        on_output=lambda drawn: gate.touch() if b"starting slow" in drawn else None,
+        timeout=WAIT,
         env=env,
         cwd=tmp_path,
     )
-    os.close(own)
-    drawn = b""
-    try:
-        deadline = time.monotonic() + WAIT
-        while (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select([controller], [], [], left)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(controller, 4096)
-            except OSError as exc:
-                if exc.errno != errno.EIO:
-                    raise
-                break
-            if not chunk:
-                break
-            drawn += chunk
-            if b"starting slow" in drawn:
-                gate.touch()
-        stdout, _ = process.communicate(timeout=WAIT)
-    finally:
-        os.close(controller)
-        if process.poll() is None:
-            process.kill()
-            process.wait(10)
-    assert process.returncode == 0, drawn
+    assert status == 0, drawn
     assert b"starting slow" in drawn
     assert drawn.endswith(b"\x1b[2K"), "the rows are erased when the listing ends"
     assert b"slow/echo" in stdout
