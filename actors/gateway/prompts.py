@@ -13,7 +13,7 @@ from actors.gateway import hints
 from actors.gateway.absent import shape_refusal
 from actors.gateway.access.gate import AccessGate, Admission, refusal_error
 from actors.gateway.access.principal import principal_of
-from actors.gateway.access.uses import Use
+from actors.gateway.access.use import Use
 from actors.gateway.conversion import is_not_offered, prompt, protocol_error
 from actors.gateway.input_rounds import InputRounds
 from actors.gateway.rounds import Held

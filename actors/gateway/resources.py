@@ -20,7 +20,7 @@ from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
 from actors.gateway import hints
 from actors.gateway.access.gate import AccessGate, Admission, refusal_error
 from actors.gateway.access.principal import Principal, principal_of
-from actors.gateway.access.uses import CedarAction, Use
+from actors.gateway.access.use import CedarAction, Use
 from actors.gateway.conversion import protocol_error, resource, template, template_pattern
 from actors.gateway.handoff import LoopHandoff
 from actors.gateway.routing import AffinityRouter, RuntimeRequests

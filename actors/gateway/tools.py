@@ -19,7 +19,7 @@ from actors.gateway.absent import not_offered_result, shape_refusal
 from actors.gateway.access.gate import AccessGate, refused_call
 from actors.gateway.access.limits import RATE_LIMITED
 from actors.gateway.access.principal import principal_of
-from actors.gateway.access.uses import Use
+from actors.gateway.access.use import Use
 from actors.gateway.conversion import is_not_offered, refused, tool, tool_answer
 from actors.gateway.forwarding import Forwarding
 from actors.gateway.input_rounds import InputRounds

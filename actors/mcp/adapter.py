@@ -23,7 +23,6 @@ import anyio
 import anyio.to_thread
 from opentelemetry import context as otel_context
 
-from actors.mcp.asks import completion_request, prompt_request
 from actors.mcp.catalog import Catalog
 from actors.mcp.classify import classify, connect_failure
 from actors.mcp.config import ServerConfig, ToolFilter
@@ -32,6 +31,7 @@ from actors.mcp.inputs import CALL_INPUTS, CallInputs
 from actors.mcp.loop import EventLoop
 from actors.mcp.redaction import Redactor
 from actors.mcp.relay import Relay
+from actors.mcp.request_functions import completion_request, prompt_request
 from actors.mcp.requests import RESOURCE_NOT_FOUND, AdapterRequests
 from actors.mcp.tool_specs import HandlerFor, ToolSpecMaker
 from actors.mcp.transport import (

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from actors.mcp.adapter import MCPToolAdapter
-from actors.mcp.asks import task_request
+from actors.mcp.request_functions import task_request
 from actors.runtime.clock import Clock
 from actors.runtime.host import HostCalls
 from actors.runtime.latency import Latencies

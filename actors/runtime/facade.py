@@ -24,7 +24,6 @@ from actors.runtime.clock import Clock
 from actors.runtime.dispatch import REQUEST_TIMEOUT, Dispatch, start_limit
 from actors.runtime.handlers import HostHandlers, LoginHandlers, Roots
 from actors.runtime.host import HostCalls
-from actors.runtime.live import live
 from actors.runtime.messages import (
     GetStatus,
     ListPrompts,
@@ -47,6 +46,7 @@ from actors.runtime.messages import (
 from actors.runtime.pinning import pin_book, wire_pins
 from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, ServerRefs
 from actors.runtime.requests_of import completion, prompt_request, tool_call
+from actors.runtime.running_runtimes import live
 from actors.runtime.schema_cache import CachedLists, SchemaCache
 from actors.runtime.supervisor import SupervisorActor
 from actors.runtime.task_handles import TaskHandle, find_request, start_request, state_of

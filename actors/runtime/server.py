@@ -5,7 +5,7 @@ The decisions live elsewhere: `lifecycle` (what each event does in each stage, a
 queued for a start), `calls` (requests in flight and the counters), `subscriptions`,
 `health` and `relisting`. This actor turns messages into events, carries out the effects and
 wires the parts to the adapter. All of it runs on the actor's thread; what the loop tells it
-comes as messages (`news`) or through `calls.Completions`.
+comes as messages (`from_loop`) or through `calls.Completions`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import pykka
 from actors.mcp.adapter import MCPToolAdapter
 from actors.mcp.config import ServerConfig
 from actors.pins.book import PinBook
+from actors.runtime import from_loop
 from actors.runtime import lifecycle as lc
-from actors.runtime import news
 from actors.runtime.answering import AnsweringActor
 from actors.runtime.calls import Calls
 from actors.runtime.clock import Clock, SystemClock
@@ -290,7 +290,7 @@ class ServerActor(AnsweringActor):
                 self.calls.touch()
                 session.went_up(self.calls.last_activity)
             case fx.Tell(what=what, reason=reason) if supervisor is not None:
-                tell(supervisor, news.for_supervisor(what, self.namespace, reason))
+                tell(supervisor, from_loop.for_supervisor(what, self.namespace, reason))
             case fx.FollowSubscriptions():
                 for uri in self.subscriptions.uris():
                     session.subscribe(uri)

@@ -5,7 +5,7 @@ opens and closes them through the adapter, keeps what the start and relists foun
 info, tools, catalog) and tells the registry (with when each list came and its caching hint,
 on the runtime's clock), and runs the health probe and the two coalesced relists: after a
 ``list_changed``, and when the registry finds a list stale (`Freshen`). Every answer comes back
-to the actor as a message (`news`): nothing here waits. Each list learnt is judged against the
+to the actor as a message (`from_loop`): nothing here waits. Each list learnt is judged against the
 server's pins first (`actors.pins.PinBook.judge`: no I/O); calls of what it holds are refused.
 """
 
@@ -24,7 +24,7 @@ from actors.mcp.freshness import Freshnesses, ListFreshness, ListKind, Received
 from actors.mcp.transport import RemoteTool, ServerInfo
 from actors.pins.book import PinBook
 from actors.pins.definitions import prompt_definitions, template_definitions, tool_definitions
-from actors.runtime import news
+from actors.runtime import from_loop
 from actors.runtime.admission import refusal
 from actors.runtime.clock import Clock
 from actors.runtime.health import HealthProbe, ProbeVerdict
@@ -115,9 +115,9 @@ class Session:
         self.relist_tools.reset()  # a relist on the old connection will never answer
         self.relist_catalog.reset()
         logger.info("%s: starting (%s)", self.namespace, transport)
-        events = news.Events(self.ref, self.connection, self.namespace, self.host)
+        events = from_loop.Events(self.ref, self.connection, self.namespace, self.host)
         self.start_future = self.adapter.start_future(connect_timeout, events)
-        pipe(self.start_future, self.ref, news.start_outcome(self.connection))
+        pipe(self.start_future, self.ref, from_loop.start_outcome(self.connection))
 
     def start_ended(self) -> None:
         self.start_future = None
@@ -163,14 +163,14 @@ class Session:
 
     def subscribe(self, uri: str, *, subscribe: bool = True) -> None:
         future = self.adapter.subscribe_future(uri, subscribe=subscribe)
-        pipe(future, self.ref, news.subscribe_outcome(self.connection, uri))
+        pipe(future, self.ref, from_loop.subscribe_outcome(self.connection, uri))
 
     def probe(self) -> None:
         """A health tick: send a probe unless one is in flight; `ProbeDone` comes back."""
         self._owner.touch()
         if self.health.begin():
             probe = self.adapter.probe_future(self.health.timeout)
-            pipe(probe, self.ref, news.probe_outcome(self.connection))
+            pipe(probe, self.ref, from_loop.probe_outcome(self.connection))
 
     def probe_answered(self, error: str | None, error_type: str | None, *, running: bool) -> bool:
         """The probe answered: True if the server failed its health check for good."""
@@ -230,9 +230,9 @@ class Session:
 
     def _relist(self, *, tools: bool) -> None:
         if tools:
-            pipe(self.adapter.discover_future(), self.ref, news.tools_outcome(self.connection))
+            pipe(self.adapter.discover_future(), self.ref, from_loop.tools_outcome(self.connection))
         else:
-            pipe(self.adapter.catalog_future(), self.ref, news.catalog_outcome(self.connection))
+            pipe(self.adapter.catalog_future(), self.ref, from_loop.catalog_outcome(self.connection))
 
     def _learn_tools(self, tools: tuple[RemoteTool, ...], freshness: ListFreshness | None) -> None:
         specs = self.adapter.tool_specs_for(self.namespace, tools)

@@ -19,7 +19,7 @@ from actors.gateway import command as gateway_command
 from actors.gateway.access.policy import Policy
 from actors.gateway.access.policy_file import load_policy, policy_file
 from actors.gateway.access.principal import AuthMode, Principal
-from actors.gateway.access.uses import Use
+from actors.gateway.access.use import Use
 from actors.gateway.access.verdict import Decision
 from tests.docs.runnable import FENCE
 from tests.servers.http_server import REPO_ROOT

@@ -33,7 +33,7 @@ from actors.gateway.access.audit import Audit, AuditEvent, Outcome, Who, current
 from actors.gateway.access.audit_http import record
 from actors.gateway.access.limits import RATE_LIMITED
 from actors.gateway.access.principal import ReplicaAccess, access_token_of, principal_of
-from actors.gateway.access.uses import EntityType, Use
+from actors.gateway.access.use import EntityType, Use
 from actors.gateway.access.verdict import Verdict
 from actors.tools import ErrorType, ToolResult
 

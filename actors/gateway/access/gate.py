@@ -32,7 +32,7 @@ from mcp.shared.exceptions import MCPError
 from actors.gateway.access.audit_request import current_note
 from actors.gateway.access.limits import RateLimits, limited_error
 from actors.gateway.access.principal import AuthMode, Principal
-from actors.gateway.access.uses import CedarAction, Use
+from actors.gateway.access.use import CedarAction, Use
 from actors.gateway.access.verdict import ALLOWED, Decision, Verdict
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ holds Cedar policies over the entities of ``schema.cedarschema`` beside this mod
   ``context.uri``.
 
 Visibility is the permission to use: a principal sees a tool, prompt, resource or template only
-if some request to use it could be allowed (`actors.gateway.access.relax.visible`), and a denied
+if some request to use it could be allowed (`actors.gateway.access.context_free.visible`), and a denied
 request for what they cannot see is answered as for what does not exist (`Decision.HIDE`). A
 denial of what they can see (an argument condition, a ``forbid``) names its rules by their
 ``@id`` annotations (`Decision.REFUSE`).
@@ -39,9 +39,9 @@ from typing import Any
 import cedarpy
 
 from actors.config import ConfigError
-from actors.gateway.access import relax
+from actors.gateway.access import context_free
 from actors.gateway.access.principal import Principal
-from actors.gateway.access.uses import CedarAction, EntityType, Use
+from actors.gateway.access.use import CedarAction, EntityType, Use
 from actors.gateway.access.verdict import ALLOWED, HIDDEN, Decision, Verdict
 from actors.mcp.config import ConfigProblem
 
@@ -108,11 +108,11 @@ class Policy:
         self.source = source
         self._policies = policies
         statics = tree.static_policies
-        self._visible = cedarpy.PolicySet.from_pst(relax.visible(tree))
+        self._visible = cedarpy.PolicySet.from_pst(context_free.visible(tree))
         self._ids = {pid: p.annotations.get("id") or pid for pid, p in statics.items()}
-        self._context_free = not any(relax.reads_context(p) for p in statics.values())
+        self._context_free = not any(context_free.reads_context(p) for p in statics.values())
         """No rule reads the context: a decision is its visibility, and may be cached."""
-        self._reads_arguments = any(relax.reads_arguments(p) for p in statics.values())
+        self._reads_arguments = any(context_free.reads_arguments(p) for p in statics.values())
         # The actions parsed once (their hierarchy is the costly part): a single decision adds to
         # it only its principal and what it acts on (70 us against 105 for a set built whole).
         self._actions = cedarpy.Entities.from_json_str(json.dumps(_ACTIONS))
@@ -135,7 +135,8 @@ class Policy:
         twice = sorted({i for i in ids if i is not None and ids.count(i) > 1})
         if twice:
             problems.append(f"@id {', '.join(map(repr, twice))} names more than one policy")
-        validated = cedarpy.validate_policies(str(cedarpy.PolicySet.from_pst(relax.typed(tree))), SCHEMA)
+        typed = cedarpy.PolicySet.from_pst(context_free.typed(tree))
+        validated = cedarpy.validate_policies(str(typed), SCHEMA)
         named = validated.id_annotations_by_policy_id
         problems.extend(
             f"policy {named.get(error.policy_id) or error.policy_id}: {_detail(error.error)}"

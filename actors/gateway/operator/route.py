@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from actors.gateway.access.principal import AuthMode, Principal, principal_of
-from actors.gateway.access.uses import Use
+from actors.gateway.access.use import Use
 from actors.gateway.gateway import Gateway
 from actors.gateway.operator.page import render
 from actors.gateway.operator.snapshot import RECENT, snapshot

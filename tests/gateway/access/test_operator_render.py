@@ -12,7 +12,7 @@ from pathlib import Path
 from actors.gateway.access.audit import AuditRecord, Outcome
 from actors.gateway.access.policy import Policy
 from actors.gateway.access.principal import LOCAL, STATIC, AuthMode, Principal
-from actors.gateway.access.uses import Use
+from actors.gateway.access.use import Use
 from actors.gateway.gateway import Gateway
 from actors.gateway.operator.page import REFRESH_SECONDS, render
 from actors.gateway.operator.route import OperatorPage

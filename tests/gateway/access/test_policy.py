@@ -16,7 +16,7 @@ from actors.gateway.access.gate import POLICY_REFUSED, AccessGate, refusal_error
 from actors.gateway.access.policy import Policy
 from actors.gateway.access.policy_file import load_policy, policy_file
 from actors.gateway.access.principal import LOCAL, AuthMode, Principal
-from actors.gateway.access.uses import CedarAction, Use
+from actors.gateway.access.use import CedarAction, Use
 from actors.gateway.access.verdict import Decision
 
 TEAM = """
