@@ -15,7 +15,6 @@ from actors.exports import lazy_exports
 
 if TYPE_CHECKING:
     from actors.runtime.async_facade import AsyncRuntime
-    from actors.runtime.client import MCPClient, MCPRegistry
     from actors.runtime.facade import Runtime
     from actors.runtime.handlers import HostHandlers, LoginHandlers
     from actors.runtime.messages import (
@@ -61,8 +60,6 @@ __all__ = [
     "ListResources",
     "ListTools",
     "LoginHandlers",
-    "MCPClient",
-    "MCPRegistry",
     "ReadResource",
     "RegisterServer",
     "ResourceSubscription",
@@ -84,8 +81,6 @@ __all__ = [
 # Where each public name lives; the rest of `__all__` are the messages.
 _HOMES = {
     "AsyncRuntime": "actors.runtime.async_facade",
-    "MCPClient": "actors.runtime.client",
-    "MCPRegistry": "actors.runtime.client",
     "Runtime": "actors.runtime.facade",
     "HostHandlers": "actors.runtime.handlers",
     "LoginHandlers": "actors.runtime.handlers",

@@ -10,8 +10,8 @@ from behave import given, then, when
 from behave.runner import Context
 
 from actors.mcp.config import ServerConfig
-from actors.runtime import MCPClient, MCPRegistry
 from actors.testing import MockTransport
+from tests.harness.handles import MCPClient, MCPRegistry
 
 # How long "health check disabled" watches for probes: many times the intervals the other
 # scenarios probe at (0.15 s), so probes at any short interval would be seen.

@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from actors import Runtime
 from actors.mcp.config import ServerConfig
 from actors.mcp.transport import CallOutcome
-from actors.runtime import MCPClient
 from actors.runtime.clock import Clock, ManualClock
 from actors.runtime.messages import (
     CallTool,
@@ -38,6 +37,7 @@ from actors.runtime.supervisor import restart_delay
 from actors.testing import MockTransport
 from actors.tools import ToolError, ToolResult
 from tests.conftest import wait_until
+from tests.harness.handles import MCPClient
 from tests.runtime.conftest import advance_to
 from tests.runtime.conftest import armed as runtime_armed
 

@@ -1,7 +1,8 @@
-"""`MCPClient` and `MCPRegistry`: thin synchronous handles over the actors.
+"""`MCPClient` and `MCPRegistry`: thin synchronous handles over the actors, for the tests.
 
-They are what the lifecycle seed scenarios drive, and a convenient way to run one server (or
-a few) from a script. Each owns a small `Runtime`; none is a second implementation.
+They are what the lifecycle seed scenarios (features/mcp_lifecycle.feature) drive: one server,
+or a few, each behind a small `Runtime` of its own; none is a second implementation. A host
+uses `actors.Runtime` itself (issue 40: the behave-only handles are not part of the product).
 """
 
 from __future__ import annotations
