@@ -86,6 +86,10 @@ def held(call: ServerRequest, hidden: frozenset[Ref], namespace: str) -> Refusal
             kind = "tools"
         case GetPrompt(prompt=str(name)) if ("prompts", name) in hidden:
             kind = "prompts"
+        case Complete(ref={"type": "ref/prompt", "name": str(name)}) if ("prompts", name) in hidden:
+            # Its completion is refused as its ``prompts/get`` is: a server's completion of the
+            # changed prompt would reach the host before the host approved what it now asks.
+            kind = "prompts"
         case _:
             return None
     return Refusal(

@@ -84,11 +84,15 @@ def test_prompts_and_resource_templates_are_pinned_too(store: FilePinStore) -> N
         assert rt.list_resource_templates(NS, timeout=60) == []
         refused = rt.get_prompt(f"{NS}/greet", {"who": "x"}, timeout=60)
         assert refused.refusal is RefusalReason.NOT_APPROVED and refused.error_type == "not_found"
+        completed = rt.complete(NS, "greet", ("who", "x"), timeout=60)
+        assert completed.refusal is RefusalReason.NOT_APPROVED and completed.error_type == "not_found"
         assert {(d.kind, d.name) for d in rt.pins.held()} == {("prompts", "greet"), ("templates", "note")}
         assert {d.name for d in rt.approve(NS)} == {"greet", "note"}
         assert [p.name for p in rt.list_prompts(NS, timeout=60)] == [f"{NS}/greet"]
         assert [t.name for t in rt.list_resource_templates(NS, timeout=60)] == ["note"]
         assert rt.get_prompt(f"{NS}/greet", {"who": "x"}, timeout=60).success
+        reached = rt.complete(NS, "greet", ("who", "x"), timeout=60)  # the server: no completions
+        assert reached.refusal is None and reached.error_type == "server_error"
 
 
 def test_a_new_tool_is_pinned_on_first_sight_and_offered(store: FilePinStore) -> None:
