@@ -41,8 +41,6 @@ __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "parse_line", "stdio_stream"]
 logger = logging.getLogger(__name__)
 
 _FLUSH_WAIT = 0.5
-_BATCH_MESSAGES = 64
-"""At most this many small messages in one write to a server's stdin."""
 
 
 @asynccontextmanager
@@ -144,34 +142,23 @@ class _Pipes:
             await self._deliver(error)
 
     async def write(self) -> None:
-        """Send each message of the session to stdin, one JSON line each.
-
-        The small messages already waiting when the writer wakes go out in one write: each
-        write is a system call that lets go of the GIL, and the loop then waits to take it back
-        from the host's threads, so many calls in flight cost one wait, not one each."""
+        """Send each message of the session to stdin, one JSON line each."""
         assert self._stdin is not None
         try:
             async with self._from_session:
-                async for first in self._from_session:
-                    batch = [first]
-                    while len(batch) < _BATCH_MESSAGES:
-                        try:
-                            batch.append(self._from_session.receive_nowait())
-                        except anyio.WouldBlock:
-                            break
-                    small: list[bytes] = []
-                    for message in batch:
+                async for message in self._from_session:
+                    try:
+                        # A big message off the loop, in pieces; a small one here, in one call.
                         if is_big_message(message.message):
-                            # A big message off the loop, in pieces, after the small ones before it.
-                            if small:
-                                await self._stdin.write(b"".join(small))
-                                small = []
-                            for piece in await _encoded_big(message):
-                                await self._stdin.write(piece)
-                        elif (line := _encoded(message)) is not None:
-                            small.append(line)
-                    if small:
-                        await self._stdin.write(b"".join(small))
+                            pieces = await encode_off_loop(message.message)
+                        else:
+                            json = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                            pieces = [(json + "\n").encode()]
+                    except ValueError:
+                        logger.exception("cannot encode a message to the server; dropped")
+                        continue
+                    for piece in pieces:
+                        await self._stdin.write(piece)
         except (OSError, anyio.ClosedResourceError, anyio.BrokenResourceError):
             # The server no longer reads: end the session's reading too, so no request waits on.
             self._to_session.close()
@@ -304,27 +291,6 @@ class _LineCutter(asyncio.Protocol):
         if self._paused and self._transport is not None:
             self._paused = False
             self._transport.resume_reading()
-
-
-def _encoded(message: SessionMessage) -> bytes | None:
-    """A small message as its JSON line (encoded here, on the loop, in one call); None, said
-    in the log, for one that cannot be encoded."""
-    try:
-        json = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-    except ValueError:
-        logger.exception("cannot encode a message to the server; dropped")
-        return None
-    return (json + "\n").encode()
-
-
-async def _encoded_big(message: SessionMessage) -> list[bytes]:
-    """A big message as the pieces of its JSON line, encoded off the loop; none if it cannot
-    be encoded (said in the log)."""
-    try:
-        return await encode_off_loop(message.message)
-    except ValueError:
-        logger.exception("cannot encode a message to the server; dropped")
-        return []
 
 
 class _PipeWriter(asyncio.Protocol):

@@ -130,63 +130,6 @@ def test_echo_round_trips_through_the_sdk_client(loop: EventLoop) -> None:
     assert process.returncode is not None, "the server was not reaped when the stream closed"
 
 
-def test_messages_waiting_together_go_out_in_one_write_in_their_order(
-    loop: EventLoop, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from actors.mcp import stdio_stream as module
-
-    writes: list[bytes] = []
-    gate: list[anyio.Event] = []
-    original = module._PipeWriter.write
-
-    async def held(self: Any, data: bytes) -> None:
-        # The first write after the handshake waits until every other call is queued behind it.
-        writes.append(data)
-        if gate and len(writes) == 1:
-            await gate[0].wait()
-        await original(self, data)
-
-    monkeypatch.setattr(module._PipeWriter, "write", held)
-    big = "b" * (300 * 1024)  # past BIG_FRAME_BYTES: encoded off the loop, in pieces
-    process = server(FIXTURE)
-
-    async def body(client: Client) -> dict[str, Any]:
-        answers: dict[str, Any] = {}
-
-        async def echo(key: str, text: str) -> None:
-            result = await client.call_tool("echo", {"text": text})
-            assert result.structured_content is not None
-            answers[key] = result.structured_content["result"]
-
-        writes.clear()
-        gate.append(anyio.Event())
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(echo, "first", "first")
-            await anyio.wait_all_tasks_blocked()  # the first is held in its write
-            for n in range(20):
-                tasks.start_soon(echo, f"small-{n}", f"text {n}")
-            tasks.start_soon(echo, "big", big)
-            for n in range(20, 40):
-                tasks.start_soon(echo, f"small-{n}", f"text {n}")
-            await anyio.wait_all_tasks_blocked()  # the others wait to be taken by the writer
-            gate[0].set()
-        return answers
-
-    answers = with_client(loop, process, body)
-    assert answers == {"first": "first", "big": big, **{f"small-{n}": f"text {n}" for n in range(40)}}
-    requests = [json.loads(line) for line in b"".join(writes).splitlines()]
-    calls = [r for r in requests if r.get("method") == "tools/call"]
-    assert [c["params"]["arguments"]["text"][:6] for c in calls] == [
-        "first",
-        *(f"text {n}"[:6] for n in range(20)),
-        "bbbbbb",
-        *(f"text {n}"[:6] for n in range(20, 40)),
-    ], "the messages went out in another order than the session sent them"
-    small_writes = [w for w in writes if b'"text":"text ' in w]
-    # The first alone, then the twenty before the big one in one write, the twenty after in one.
-    assert len(small_writes) == 2, f"{len(small_writes)} writes for 40 queued calls"
-
-
 def test_a_20_mb_message_arrives_intact_and_a_ping_behind_it_is_answered(loop: EventLoop) -> None:
     # blob's text travels twice (content and structured content): one 20 MB line on the wire.
     process = server(BIG)
