@@ -16,6 +16,8 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from actors.cli.tables import is_terminal
+
 if TYPE_CHECKING:
     from actors.runtime import Runtime, ServerStatus
 
@@ -129,11 +131,7 @@ class TerminalProgress:
 def on_terminal(stream: TextIO) -> TerminalProgress | None:
     """A `TerminalProgress` on ``stream`` if it is a terminal; else None: piped or logged,
     progress would be noise."""
-    try:
-        terminal = stream.isatty()
-    except (AttributeError, ValueError):
-        terminal = False
-    return TerminalProgress(stream, terminal=True) if terminal else None
+    return TerminalProgress(stream, terminal=True) if is_terminal(stream) else None
 
 
 @contextlib.contextmanager

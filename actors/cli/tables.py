@@ -12,7 +12,7 @@ import io
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-__all__ = ["table", "write_table"]
+__all__ = ["is_terminal", "table", "write_table"]
 
 _UNFOLDED = 100_000
 """The width a table is laid out in off a terminal: wide enough that no row is folded."""
@@ -27,7 +27,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 def write_table(out: TextIO, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """The table on ``out``: drawn for a person when ``out`` is a terminal, else as `table`."""
-    if _is_terminal(out):
+    if is_terminal(out):
         _console(out, terminal=True).print(_rich_table(headers, rows))
     else:
         out.write(table(headers, rows) + "\n")
@@ -62,7 +62,8 @@ def _console(out: TextIO, *, terminal: bool) -> Any:
     )
 
 
-def _is_terminal(out: TextIO) -> bool:
+def is_terminal(out: TextIO) -> bool:
+    """Whether ``out`` is a terminal (a stream without a file behind it is not)."""
     try:
         return out.isatty()
     except (AttributeError, ValueError):

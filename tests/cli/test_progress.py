@@ -56,7 +56,7 @@ def test_each_starting_server_has_a_row_until_it_runs() -> None:
         assert "starting gh" not in stream.getvalue()
         state[0] = ServerState.RUNNING
         asked.clear()
-        assert asked.wait(WAIT) and asked.wait(WAIT)  # polled again since it runs
+        assert asked.wait(WAIT)  # polled again since it runs
         assert wait_until(lambda: not progress._rows, WAIT)
     assert not any(t.name == "mcp-actors-progress" for t in threading.enumerate())
 
