@@ -27,6 +27,7 @@ from actors.config import RuntimeConfig
 from actors.mcp.config import ServerConfig
 from actors.pins import Drift, FilePinStore, Pin, PinChange, PinStore, Ref, ServerPins, pin_key
 from actors.pins.definitions import KIND_WORDS
+from actors.pins.model import bound_name
 
 if TYPE_CHECKING:
     from actors.runtime import Runtime
@@ -41,7 +42,11 @@ def add_pin_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> 
     approve = command("approve", "approve the changed definitions a server holds (all, or those named)")
     approve.add_argument("namespace", metavar="NS", help="the server whose held definitions to approve")
     approve.add_argument(
-        "names", nargs="*", metavar="NAME", help="tools, prompts or templates (default: all)"
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="tools, prompts or templates (default: all); NAME@DIGEST approves it only while its "
+        "held definition still has the digest `pins held` showed",
     )
     _where(approve)
     pins = command("pins", "the pinned definitions of the servers: held, write, check")
@@ -110,7 +115,7 @@ def _server(config: RuntimeConfig, namespace: str) -> ServerConfig | None:
 
 
 def _write_drift(out: TextIO, drift: Drift, heading: str) -> None:
-    out.write(f"{drift.namespace}: {KIND_WORDS[drift.kind]} {drift.name!r} {heading}\n")
+    out.write(f"{drift.namespace}: {KIND_WORDS[drift.kind]} {drift.name!r} {heading}, {drift.seen.short}\n")
     for change in drift.changes():
         out.write(f"  {change.line()}\n")
 
@@ -126,7 +131,8 @@ def approve_command(args: argparse.Namespace, out: TextIO) -> int:
     with _store(args) as store:
         key, before = _entry(store, server)
         held = before.held if before is not None else {}
-        missing = sorted(set(args.names) - {name for _, name in held})
+        wanted = dict(bound_name(name) for name in args.names)
+        missing = sorted(set(wanted) - {name for _, name in held})
         if missing:
             print(
                 error_line("not_found", f"{args.namespace} holds nothing named {', '.join(missing)}"),
@@ -139,8 +145,24 @@ def approve_command(args: argparse.Namespace, out: TextIO) -> int:
         change = PinChange(approve=frozenset(args.names), approve_all=not args.names, at=time.time())
         after = store.apply(key, server.name, change)
     assert before is not None
-    for ref in sorted(held.keys() - after.held.keys()):
+    approved = held.keys() - after.held.keys()
+    for ref in sorted(approved):
         _write_drift(out, _drift(server.name, ref, before.pinned.get(ref), held[ref]), "approved")
+    # A name bound to a digest that is no longer what is held: its definition changed again since
+    # the operator looked, so what they approved is not what would be offered.
+    stale = sorted(
+        f"{name} (held now as {pin.short})"
+        for (_, name), pin in after.held.items()
+        if wanted.get(name) is not None
+    )
+    if stale:
+        print(
+            error_line(
+                "validation", f"{args.namespace}: changed again since shown, not approved: {', '.join(stale)}"
+            ),
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

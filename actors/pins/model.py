@@ -17,7 +17,7 @@ from typing import Any, cast
 from actors.pins.definitions import KINDS, PinKind
 from actors.pins.digest import digest
 
-__all__ = ["FORMAT", "Pin", "PinChange", "Ref", "ServerPins", "approved_refs"]
+__all__ = ["FORMAT", "Pin", "PinChange", "Ref", "ServerPins", "approved_refs", "bound_name"]
 
 FORMAT = 1
 """The version of a pins entry's JSON (a file, or a Redis value)."""
@@ -38,6 +38,13 @@ class Pin:
     @classmethod
     def of(cls, definition: Mapping[str, Any], at: float) -> Pin:
         return cls(digest(definition), definition, at)
+
+    @property
+    def short(self) -> str:
+        """The digest as people are shown it (``sha256:`` and 12 hex digits): enough to bind an
+        approval to (`bound_name`)."""
+        kind, _, hexed = self.digest.partition(":")
+        return f"{kind}:{hexed[:12]}"
 
     def to_json(self) -> dict[str, Any]:
         return {"digest": self.digest, "definition": dict(self.definition), "at": self.at}
@@ -64,8 +71,9 @@ class PinChange:
     ``pin`` pins names on their first sight (a name pinned meanwhile, elsewhere, keeps that
     pin: the first sight anywhere wins); ``repin`` sets pins whatever they were (``warn`` mode);
     ``hold`` records held definitions (not one that is its name's pin by now); ``release``
-    drops held ones (their server went back, or dropped them); ``approve`` (names, of any kind)
-    or ``approve_all`` makes the held definitions of those names their pins.
+    drops held ones (their server went back, or dropped them); ``approve`` (names, of any kind,
+    each maybe bound to a digest: `bound_name`) or ``approve_all`` makes the held definitions of
+    those names their pins.
     """
 
     pin: Mapping[Ref, Pin] = field(default_factory=dict)
@@ -91,10 +99,31 @@ class PinChange:
         return any(bool(change) for change in changes)
 
 
-def approved_refs(held: Iterable[Ref], names: Iterable[str], everything: bool) -> list[Ref]:
-    """The held definitions an approval of ``names`` (or of ``everything``) approves."""
-    wanted = set(names)
-    return sorted(ref for ref in held if everything or ref[1] in wanted)
+def bound_name(name: str) -> tuple[str, str | None]:
+    """``"echo@sha256:ab12..."`` as ``("echo", "sha256:ab12...")``: a name to approve only while
+    its held definition's digest starts with the given one (the definition the operator looked
+    at, not one that changed again since); a bare name as ``(name, None)``."""
+    plain, at, bound = name.rpartition("@")
+    if at and plain and bound.startswith(_DIGEST_PREFIXES) and len(bound.partition(":")[2]) >= 8:
+        return plain, bound
+    return name, None
+
+
+_DIGEST_PREFIXES = ("sha256:", "sha256-json:")
+
+
+def approved_refs(held: Mapping[Ref, Pin], names: Iterable[str], everything: bool) -> list[Ref]:
+    """The held definitions an approval of ``names`` (or of ``everything``) approves. A name
+    bound to a digest (`bound_name`) approves its definitions held with that digest only."""
+    wanted: dict[str, str | None] = {}
+    for name in names:
+        plain, bound = bound_name(name)
+        wanted[plain] = bound
+    return sorted(
+        ref
+        for ref, pin in held.items()
+        if everything or (ref[1] in wanted and pin.digest.startswith(wanted[ref[1]] or ""))
+    )
 
 
 @dataclass(frozen=True, slots=True)

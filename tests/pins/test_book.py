@@ -152,3 +152,22 @@ def test_servers_registered_twice_share_their_pins() -> None:
     assert book.judge(second, "tools", {"echo": V2}).hidden == {"echo"}
     assert {d.namespace for d in book.held()} == {"a", "b"}
     assert [d.namespace for d in book.held("b")] == ["b"]
+
+
+def test_an_approval_bound_to_a_digest_approves_only_that_definition() -> None:
+    """``name@digest`` (the digest `held` showed) approves only while that is what is held: a
+    definition that changed again meanwhile stays held; a too-short digest binds nothing."""
+    book, config = PinBook(), server()
+    book.load(config)
+    book.judge(config, "tools", {"echo": V1})
+    book.judge(config, "tools", {"echo": V2})
+    [shown] = book.held()
+    book.judge(config, "tools", {"echo": V3})  # changed again after the operator looked
+    [now] = book.held()
+    assert now.seen.digest != shown.seen.digest
+    assert book.approve(config, [f"echo@{shown.seen.digest}"]) == []
+    assert book.hidden(config) == {("tools", "echo")}
+    assert book.approve(config, ["echo@sha256:ab"]) == []  # not a digest: a name nothing has
+    [approved] = book.approve(config, [f"echo@{now.seen.short}"])
+    assert approved.seen.digest == now.seen.digest and book.hidden(config) == frozenset()
+    assert book.pins(config).pinned[("tools", "echo")].definition == V3

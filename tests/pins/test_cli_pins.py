@@ -50,8 +50,9 @@ def test_pins_check_passes_then_exits_1_with_the_diff(
     capsys.readouterr()
     status, out = run("pins", "check", "--config", drifted, "--pins", pins)
     assert status == 1
-    assert out.splitlines() == [
-        f"{NS}: tool 'echo' changed",
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{NS}: tool 'echo' changed, sha256:")
+    assert lines[1:] == [
         "  annotations.readOnlyHint: true -> false",
         '  description: "Echo the text." -> "Echo, and more."',
         f"{NS}: tool 'fresh' is new (not pinned)",
@@ -78,9 +79,10 @@ def test_approve_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFix
         assert f"{NS}/echo" not in {s.name for s in rt.list_tools(timeout=60)}
     path = config_file(tmp_path, drifting(description="Changed."))
     held = run("pins", "held", "--config", path)
+    digest = held_digest(store, rt)
     assert held == (
         0,
-        f"{NS}: tool 'echo' is held (changed since it was pinned)\n"
+        f"{NS}: tool 'echo' is held (changed since it was pinned), {digest}\n"
         '  description: "Echo the text." -> "Changed."\n',
     )
     status, _ = run("approve", NS, "nothing", "--config", path)
@@ -88,7 +90,7 @@ def test_approve_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFix
     assert "holds nothing named nothing" in capsys.readouterr().err
     assert run("approve", NS, "echo", "--config", path) == (
         0,
-        f'{NS}: tool \'echo\' approved\n  description: "Echo the text." -> "Changed."\n',
+        f'{NS}: tool \'echo\' approved, {digest}\n  description: "Echo the text." -> "Changed."\n',
     )
     assert run("pins", "held", "--config", path) == (0, "nothing is held\n")
     assert run("approve", NS, "--config", path) == (0, f"{NS}: nothing is held\n")
@@ -97,6 +99,39 @@ def test_approve_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFix
     assert status == 0 and f"{NS}/echo" in out
     kept = store.load(pin_key(rt.config.servers[NS]))
     assert kept is not None and kept.pinned[("tools", "echo")].definition["description"] == "Changed."
+
+
+def held_digest(store: FilePinStore, rt: Runtime) -> str:
+    kept = store.load(pin_key(rt.config.servers[NS]))
+    assert kept is not None
+    return kept.held["tools", "echo"].short
+
+
+def test_approve_bound_to_a_digest_refuses_a_definition_changed_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The operator looks at what is held, then approves it; if the server changed the tool
+    again in between, approving the name alone would offer what nobody looked at. Bound to the
+    digest shown, the approval refuses, and the newer definition stays held."""
+    store = FilePinStore(tmp_path / "pins")
+    with Runtime.start(config(drifting()), pins=store) as rt:
+        rt.list_tools(timeout=60)
+    with Runtime.start(config(drifting(description="Looked at.")), pins=store) as rt:
+        rt.list_tools(timeout=60)
+    shown = held_digest(store, rt)
+    with Runtime.start(config(drifting(description="Changed again.")), pins=store) as rt:
+        rt.list_tools(timeout=60)
+    now = held_digest(store, rt)
+    assert now != shown
+    path = config_file(tmp_path, drifting(description="Changed again."))
+    capsys.readouterr()
+    assert run("approve", NS, f"echo@{shown}", "--config", path) == (1, "")
+    err = capsys.readouterr().err
+    assert err.startswith("error: validation:") and f"echo (held now as {now})" in err
+    assert held_digest(store, rt) == now
+    status, out = run("approve", NS, f"echo@{now}", "--config", path)
+    assert status == 0 and out.startswith(f"{NS}: tool 'echo' approved, {now}")
+    assert run("pins", "held", "--config", path) == (0, "nothing is held\n")
 
 
 def test_the_cached_listing_leaves_out_what_is_held(tmp_path: Path) -> None:
