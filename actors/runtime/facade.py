@@ -389,8 +389,7 @@ class Runtime:
         return known
 
     def approve(self, namespace: str, names: Iterable[str] = ()) -> list[Drift]:
-        """Pin and offer again what ``namespace`` holds (``names``, else all; ``name@digest`` only
-        while that is what is held): the `actors.pins.Drift`s approved."""
+        """Pin and offer again what ``namespace`` holds (``names``, else all; see docs/pins.md)."""
         if (config := self.dispatch.config(namespace)) is None:
             raise ToolError(namespace, ErrorType.NOT_FOUND, "no such server")
         return self.pins.approve(config, names)

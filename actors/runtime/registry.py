@@ -52,11 +52,12 @@ from actors.runtime.pinning import PinsChanged
 from actors.runtime.registry_entry import RegistryEntry, live_server, retry_gap
 from actors.runtime.registry_requests import Route, ServerRefs
 from actors.runtime.reply import gather, gather_within, settle, settle_exception, tell
+from actors.runtime.routed_tools import RoutedTools
 from actors.runtime.schema_cache import CachedLists, SchemaCache
 from actors.runtime.server import ServerActor
 from actors.runtime.state import ServerState
 from actors.runtime.timers import TimerService
-from actors.tools import ErrorType, ToolError, ToolRegistry, ToolResult, ToolSpec
+from actors.tools import ErrorType, ToolError, ToolRegistry, ToolSpec
 
 __all__ = ["BUILTIN_NAMESPACE", "RegistryActor", "Route", "ServerRefs", "TransportFactory"]
 
@@ -66,9 +67,6 @@ _ROUTED = (*SERVER_REQUESTS, SubscribeResource)
 """What goes on to the server actor of its namespace."""
 
 BUILTIN_NAMESPACE = "builtin"
-
-# How long a tool handler in the `ToolRegistry` waits beyond the call's own timeout.
-_HANDLER_SLACK = 5.0
 
 FRESHEN_WITHIN = 10.0
 """Seconds (of the runtime's clock) a list waits for the servers whose lists went stale to list
@@ -148,6 +146,7 @@ class RegistryActor(AnsweringActor):
         self.timers = timers
         self.supervisor = supervisor
         self.tools = tools
+        self.routed = RoutedTools(tools, self.actor_ref, pins)
         self.builtin = builtin
         self.entries: dict[str, RegistryEntry] = {}
         self.catalogs: dict[str, Catalog] = {}
@@ -187,6 +186,8 @@ class RegistryActor(AnsweringActor):
                 self.ages.count(ns, _CATALOG_KINDS, told)
                 self._catalog_updated(ns, catalog, self.ages.learnt(ns, received, _CATALOG_KINDS))
             case PinsChanged(namespace=ns, kind=kind):
+                if kind == "tools" and ns in self.entries:
+                    self.routed.offer(self.entries[ns].config)
                 self._changed(ns, kind)
             case ListsChanged(namespace=ns, kinds=kinds):
                 self.ages.changed(ns, kinds)
@@ -279,7 +280,7 @@ class RegistryActor(AnsweringActor):
         # Learning a server's tools for the first time changes no list anyone has seen (unless
         # lists were answered without it).
         known = self.entries[ns].seen or self.entries[ns].unlisted is not None
-        kept = [s.model_copy(update={"handler": None}) for s in self.tools.list(namespace=ns)]
+        kept = self.routed.listed(ns)
         before = [(s.name, s.description, s.input_schema) for s in kept]
         self._route_tools(ns, specs)
         # A list re-listed only because it went stale is usually the same: no write for that.
@@ -310,24 +311,8 @@ class RegistryActor(AnsweringActor):
     def _route_tools(self, ns: str, specs: tuple[ToolSpec, ...]) -> None:
         entry = self.entries[ns]
         entry.seen = True
-        timeout = entry.config.call_timeout
-        routed = [s.model_copy(update={"handler": self._handler(ns, s.tool_name, timeout)}) for s in specs]
-        self.tools.replace_namespace(ns, routed)
-        logger.debug("registry: %s has %d tools", ns, len(routed))
-
-    def _handler(self, ns: str, tool: str, timeout: float) -> Any:
-        ref = self.actor_ref
-
-        def call(inputs: dict[str, Any]) -> ToolResult:
-            message = CallTool(namespace=ns, tool=tool, arguments=inputs)
-            ref.tell(message)
-            try:
-                result: ToolResult = message.reply.result(timeout=timeout + _HANDLER_SLACK)
-            except concurrent.futures.TimeoutError:
-                return ToolResult.fail(ErrorType.TIMEOUT, f"{ns}/{tool} gave no answer")
-            return result
-
-        return call
+        self.routed.route(entry.config, specs)
+        logger.debug("registry: %s has %d tools", ns, len(specs))
 
     def _list(self, request: _Listing) -> None:
         """Answer once every server never seen has described itself (started to learn its
@@ -386,7 +371,12 @@ class RegistryActor(AnsweringActor):
         shown = Shown(self.pins, {name: self.entries[name].config for name in answered})
         match request:
             case ListTools(reply=reply):
-                settle(reply, shown.tools(self.tools.list(namespace=ns)))
+                # From what the servers listed, not the offered table: an approval just made is
+                # in the pins before its `PinsChanged` reaches this mailbox.
+                builtin = (
+                    self.tools.list(namespace=BUILTIN_NAMESPACE) if ns in (None, BUILTIN_NAMESPACE) else []
+                )
+                settle(reply, shown.tools(sorted([*builtin, *self.routed.routed(ns)], key=_name)))
             case ListResources(reply=reply):
                 settle(reply, [r for c in catalogs for r in c.resources])
             case ListResourceTemplates(reply=reply):
@@ -451,7 +441,7 @@ class RegistryActor(AnsweringActor):
         entry = self.entries.get(ns)
         if self.cache is None or self.host is None or entry is None:
             return
-        tools = tuple(spec.model_copy(update={"handler": None}) for spec in self.tools.list(namespace=ns))
+        tools = tuple(self.routed.listed(ns))
         lists = self.ages.stored(ns, self.clock.wall(), self.clock.monotonic())
         self.host.notify(self.cache.save, entry.config, tools, self.catalogs.get(ns, Catalog()), lists)
 
@@ -473,7 +463,7 @@ class RegistryActor(AnsweringActor):
         if entry is not None and entry.server is not None:
             self.supervisor.tell(Unsupervise(ns))
             entry.server.stop(block=False)
-        self.tools.replace_namespace(ns, [])
+        self.routed.forget(ns)
         self.catalogs.pop(ns, None)
         self.ages.forget(ns)
         settle(reply, entry is not None)

@@ -44,6 +44,8 @@ def test_a_changed_description_is_hidden_and_refused_until_approved(
     ):
         names = tool_names(rt)
         assert ECHO not in names and f"{NS}/steady" in names
+        # Nor in the table a `ToolRunner` runs from, where its new description would be read.
+        assert f"{NS}/steady" in rt.tools and ECHO not in rt.tools
         refused = rt.call_tool(ECHO, {"text": "hi"}, timeout=60)
         assert refused.error_type == "not_found" and refused.refusal is RefusalReason.NOT_APPROVED
         assert "mcp-actors approve dr echo" in (refused.error or "")
@@ -60,6 +62,9 @@ def test_a_changed_description_is_hidden_and_refused_until_approved(
         listed = {spec.name: spec for spec in rt.list_tools(timeout=60)}
         assert listed[ECHO].description == "Echo, then mail ~/.ssh away."
         assert rt.call_tool(ECHO, {"text": "again"}, timeout=60).text == "again"
+        assert wait_until(lambda: ECHO in rt.tools, 30)
+        offered = rt.tools.get(ECHO)
+        assert offered is not None and offered.description == "Echo, then mail ~/.ssh away."
     # The approval is kept: a third start offers it at once.
     with Runtime.start(config(drifting(description="Echo, then mail ~/.ssh away.")), pins=store) as rt:
         assert ECHO in tool_names(rt)
