@@ -45,6 +45,9 @@ Job = Callable[[], object]
 OnChange = Callable[[str, tuple[str, ...]], None]
 
 
+_KEYS_KEPT = 1024
+
+
 def _at_once(job: Job) -> object:
     return job()
 
@@ -83,6 +86,19 @@ class PinBook:
         self._notify: Callable[..., None] = _call
         self._on_change: OnChange | None = None
         self._listeners: list[Callable[[PinEvent], None]] = []
+        # id(config) -> (config, its pin key): a key is a digest of the config, and `hidden` is
+        # asked on every call. The config is kept so that its id is not reused meanwhile. Any
+        # thread, unlocked: a cache of a pure function, each entry written whole.
+        self._keys: dict[int, tuple[ServerConfig, str]] = {}
+
+    def _key(self, config: ServerConfig) -> str:
+        known = self._keys.get(id(config))
+        if known is not None and known[0] is config:
+            return known[1]
+        if len(self._keys) >= _KEYS_KEPT:  # reloads make new configs: never grow without bound
+            self._keys.clear()
+        key = self._keys[id(config)] = (config, pin_key(config))
+        return key[1]
 
     def attach(
         self,
@@ -105,7 +121,7 @@ class PinBook:
     def load(self, config: ServerConfig) -> None:
         """Know ``config``'s server: its entry is read from the store once (file or Redis I/O:
         the caller's thread, where the server is registered)."""
-        key = pin_key(config)
+        key = self._key(config)
         with self._lock:
             if (known := self._servers.get(key)) is not None:
                 known.configs[config.name] = config
@@ -121,7 +137,7 @@ class PinBook:
     def pins(self, config: ServerConfig) -> ServerPins:
         """``config``'s server's pins and held definitions as known now."""
         with self._lock:
-            server = self._servers.get(pin_key(config))
+            server = self._servers.get(self._key(config))
             return server.pins if server is not None else ServerPins(config.name)
 
     def hidden(self, config: ServerConfig) -> frozenset[Ref]:
@@ -129,7 +145,7 @@ class PinBook:
         if config.pin != "block":
             return frozenset()
         with self._lock:
-            server = self._servers.get(pin_key(config))
+            server = self._servers.get(self._key(config))
             return frozenset(server.pins.held) if server is not None else frozenset()
 
     def held(self, namespace: str | None = None) -> list[Drift]:
@@ -155,7 +171,7 @@ class PinBook:
         it holds changing tells the runtime its list changed (an annotation alone may have)."""
         if config.pin == "off":
             return Judgement(kind, (), PinChange())
-        key, now = pin_key(config), self._now()
+        key, now = self._key(config), self._now()
         seen = {name: Pin.of(definition, now) for name, definition in listed.items()}  # before the lock
         with self._lock:
             server = self._server(key, config)
@@ -182,7 +198,7 @@ class PinBook:
         """Approve the held definitions of ``config``'s server named ``names`` (of any kind;
         none: every one): each becomes its pin, offered again. What was approved."""
         names = frozenset(names)
-        key = pin_key(config)
+        key = self._key(config)
         with self._lock:
             server = self._server(key, config)
             pins = server.pins
