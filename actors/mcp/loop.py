@@ -45,6 +45,11 @@ import anyio.abc
 import anyio.to_thread
 from anyio.from_thread import BlockingPortal
 
+try:
+    import sniffio
+except ImportError:  # anyio then assumes asyncio itself
+    sniffio = None  # type: ignore[assignment]
+
 from actors.mcp.offload import OffloadWorker
 
 __all__ = ["OFFLOAD_THREAD_NAME", "THREAD_NAME", "EventLoop", "LoopLag", "offload"]
@@ -168,6 +173,10 @@ class EventLoop:
 
     async def _main(self) -> None:
         EventLoop._by_thread[threading.get_ident()] = self
+        if sniffio is not None:
+            # anyio asks which library runs at every memory-stream step (many per request):
+            # this thread runs asyncio only, so say so once instead of having it sniffed.
+            sniffio.thread_local.name = "asyncio"
         self._stop_requested = anyio.Event()
         self._aloop = asyncio.get_running_loop()
         async with BlockingPortal() as portal, anyio.create_task_group() as services:
