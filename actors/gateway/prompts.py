@@ -1,5 +1,6 @@
 """Prompts and completion through the gateway: ``prompts/list``, ``prompts/get``,
-``completion/complete``."""
+``completion/complete``. A ``prompts/get`` runs through a `Pipeline`: the gate, input rounds,
+and the send."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from actors.gateway.access.principal import principal_of
 from actors.gateway.access.use import Use
 from actors.gateway.conversion import is_not_offered, prompt, protocol_error
 from actors.gateway.input_rounds import InputRounds
+from actors.gateway.pipeline import Forwarded, Next, Pipeline
 from actors.gateway.rounds import Held
 from actors.gateway.routing import RuntimeRequests, Serving
 from actors.mcp.catalog import PromptSpec
@@ -24,6 +26,8 @@ from actors.runtime.messages import Complete, GetPrompt, ListPrompts
 from actors.tools import ToolResult
 
 __all__ = ["Prompts"]
+
+_Answer = types.GetPromptResult | types.InputRequiredResult
 
 
 class Prompts:
@@ -46,6 +50,9 @@ class Prompts:
         self._rounds = rounds
         self._hints = cache_hints
         self._gate = gate
+        self._get: Pipeline[_Answer] = Pipeline(
+            [("gate", self._gate_stage), ("rounds", self._rounds_stage)], self._send
+        )
 
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
         self._requests.seen(ctx)
@@ -79,24 +86,41 @@ class Prompts:
             return await self._rounds.resume(ctx, "prompts/get", params)  # type: ignore[no-any-return]
         namespace, name = await self._internal(params.name)
         arguments = dict(params.arguments or {})
-        answer = self._answer(params.name)
-        async with self._gate.guard(principal_of(ctx), Use.prompt(namespace, name, arguments)) as admission:
+        serving = self._serving()
+        return await self._get(
+            Forwarded(ctx, "prompts/get", params.name, namespace, name, arguments, serving)
+        )
+
+    # ---- the stages of a prompts/get, in order: gate, rounds; then the send ----------------
+
+    async def _gate_stage(self, get: Forwarded, rest: Next[_Answer]) -> _Answer:
+        """A prompt the caller may not see answers as one that does not exist (its request's
+        shape checked first, as the runtime would); one it may not use, with the verdict."""
+        use = Use.prompt(get.namespace, get.name, get.arguments)
+        async with self._gate.guard(principal_of(get.ctx), use) as admission:
             if admission.hidden:
-                # As for a prompt that does not exist: the runtime checks the request's shape first.
-                shaped = shape_refusal(self._serving().config, GetPrompt(namespace, name, arguments))
+                shaped = shape_refusal(get.serving.config, GetPrompt(get.namespace, get.name, get.arguments))
                 if shaped is not None:
                     raise protocol_error(shaped)
-            _check(admission, params.name)
-            if self._rounds.applies(ctx, namespace):
+            _check(admission, get.external)
+            return await rest(get)
 
-                def held(inputs: CallInputs) -> GetPrompt:
-                    return GetPrompt(namespace, name, arguments, inputs=inputs)
+    async def _rounds_stage(self, get: Forwarded, rest: Next[_Answer]) -> _Answer:
+        """A 2026-07-28 caller of a backend that asks for input: the get runs in rounds."""
+        if not self._rounds.applies(get.ctx, get.namespace):
+            return await rest(get)
 
-                started = await self._rounds.start(
-                    ctx, namespace, held, Held("prompts/get", namespace, answer)
-                )
-                return started  # type: ignore[no-any-return]
-            return answer(await self._requests.request(ctx, namespace, GetPrompt(namespace, name, arguments)))
+        def held(inputs: CallInputs) -> GetPrompt:
+            return GetPrompt(get.namespace, get.name, get.arguments, inputs=inputs)
+
+        answer = Held("prompts/get", get.namespace, self._answer(get.external))
+        return await self._rounds.start(get.ctx, get.namespace, held, answer)  # type: ignore[no-any-return]
+
+    async def _send(self, get: Forwarded) -> _Answer:
+        result = await self._requests.request(
+            get.ctx, get.namespace, GetPrompt(get.namespace, get.name, get.arguments)
+        )
+        return self._answer(get.external)(result)
 
     async def complete(self, ctx: Any, params: types.CompleteRequestParams) -> types.CompleteResult:
         ref = params.ref

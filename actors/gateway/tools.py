@@ -1,5 +1,8 @@
 """Tools through the gateway: ``tools/list`` and ``tools/call``, and tool search.
 
+A call is resolved to its backend's namespace and name once, then runs through the stages of
+a `Pipeline`: the gate, tasks, input rounds, and the send; each stage answers or passes it on.
+
 With tool search on (``"toolSearch": true``, ``serve --tool-search``) the list holds only
 ``search_tools`` and ``call_tool`` (`actors.gateway.search`), for catalogs too large to list.
 """
@@ -23,6 +26,7 @@ from actors.gateway.access.use import Use
 from actors.gateway.conversion import is_not_offered, refused, tool, tool_answer
 from actors.gateway.forwarding import Forwarding
 from actors.gateway.input_rounds import InputRounds
+from actors.gateway.pipeline import Forwarded, Next, Pipeline
 from actors.gateway.rounds import Held
 from actors.gateway.routing import RuntimeRequests, Serving
 from actors.gateway.search import CALL_TOOL, DEFAULT_LIMIT, MAX_LIMIT, META_TOOLS, SEARCH_TOOLS, ToolIndex
@@ -31,6 +35,8 @@ from actors.runtime.messages import CallTool, ListTools, StartTask
 from actors.tools import ErrorType, ToolResult, ToolSpec
 
 __all__ = ["Tools"]
+
+_Answer = types.CallToolResult | types.InputRequiredResult | TaskAnswer
 
 
 class Tools:
@@ -54,6 +60,10 @@ class Tools:
         self._hints = cache_hints
         self._gate = gate
         self._tasks = tasks
+        self._call: Pipeline[_Answer] = Pipeline(
+            [("gate", self._gate_stage), ("tasks", self._tasks_stage), ("rounds", self._rounds_stage)],
+            self._send,
+        )
 
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         self._requests.seen(ctx)
@@ -79,36 +89,64 @@ class Tools:
             raise _unknown(params.name)
         namespace, _, bare = name.partition("/")
         arguments = dict(params.arguments or {})
-        async with self._gate.guard(principal_of(ctx), Use.call(namespace, bare, arguments)) as admission:
+        return await self._call(
+            Forwarded(ctx, "tools/call", params.name, namespace, bare, arguments, serving)
+        )
+
+    # ---- the stages of a call, in order: gate, tasks, rounds; then the send -----------------
+
+    async def _gate_stage(self, call: Forwarded, rest: Next[_Answer]) -> _Answer:
+        """Who may use what: a tool the caller may not see answers as one that does not exist;
+        one it may not use, with the verdict; the gate hears when the rest has answered."""
+        use = Use.call(call.namespace, call.name, call.arguments)
+        async with self._gate.guard(principal_of(call.ctx), use) as admission:
             if admission.hidden:
-                # As for a tool that does not exist: what the runtime would answer it (its shape
+                # What the runtime would answer a call of a tool it does not have (its shape
                 # checked first), held as a task where a call of it would be.
-                absent = CallTool(namespace, bare, arguments)
-                answer = shape_refusal(serving.config, absent) or not_offered_result(namespace, bare)
-                keys = serving.config.gateway.tasks(namespace)
-                if declares_tasks(ctx) and keys.hold:
-                    return await self._tasks.hold(ctx, namespace, absent, keys, answer)
-                return self._answer(answer, params.name)
+                absent = CallTool(call.namespace, call.name, call.arguments)
+                answer = shape_refusal(call.serving.config, absent) or not_offered_result(
+                    call.namespace, call.name
+                )
+                keys = call.serving.config.gateway.tasks(call.namespace)
+                if declares_tasks(call.ctx) and keys.hold:
+                    return await self._tasks.hold(call.ctx, call.namespace, absent, keys, answer)
+                return self._answer(answer, call.external)
             if admission.refused:
                 return refused_call(admission)
-            token = (ctx.meta or {}).get("progress_token") if isinstance(ctx.meta, Mapping) else None
-            if declares_tasks(ctx):
-                keys = serving.config.gateway.tasks(namespace)
-                if keys.hold:
-                    # The call may take as long as its task lives, whatever the server's callTimeout.
-                    call = CallTool(namespace, bare, arguments, timeout=keys.ttl_ms / 1000.0)
-                    return await self._tasks.hold(ctx, namespace, call, keys)
-                if token is None and not self._requests.routed(namespace):
-                    start = StartTask(namespace, bare, arguments)
-                    return await self._start_task(ctx, namespace, start, params.name)
-            progress = self._forwarding.progress_sender(ctx, token) if token is not None else None
-            call = CallTool(namespace, bare, arguments, progress=progress)
-            if self._rounds.applies(ctx, namespace):
-                external = params.name
-                held = Held("tools/call", namespace, lambda result: self._answer(result, external))
-                return await self._rounds.start(ctx, namespace, call.with_inputs, held)  # type: ignore[no-any-return]
-            result = await self._requests.request(ctx, namespace, call)
-            return self._answer(result, params.name)
+            return await rest(call)
+
+    async def _tasks_stage(self, call: Forwarded, rest: Next[_Answer]) -> _Answer:
+        """A caller that follows tasks: the gateway's own task (``"tasks": {"hold": true}``), or
+        the backend's (a call without a progress token, served on this replica)."""
+        if not declares_tasks(call.ctx):
+            return await rest(call)
+        keys = call.serving.config.gateway.tasks(call.namespace)
+        if keys.hold:
+            # The call may take as long as its task lives, whatever the server's callTimeout.
+            held = CallTool(call.namespace, call.name, call.arguments, timeout=keys.ttl_ms / 1000.0)
+            return await self._tasks.hold(call.ctx, call.namespace, held, keys)
+        if _progress_token(call.ctx) is None and not self._requests.routed(call.namespace):
+            start = StartTask(call.namespace, call.name, call.arguments)
+            return await self._start_task(call.ctx, call.namespace, start, call.external)
+        return await rest(call)
+
+    async def _rounds_stage(self, call: Forwarded, rest: Next[_Answer]) -> _Answer:
+        """A 2026-07-28 caller of a backend that asks for input: the call runs in rounds."""
+        if not self._rounds.applies(call.ctx, call.namespace):
+            return await rest(call)
+        external = call.external
+        held = Held("tools/call", call.namespace, lambda result: self._answer(result, external))
+        return await self._rounds.start(call.ctx, call.namespace, self._message(call).with_inputs, held)  # type: ignore[no-any-return]
+
+    async def _send(self, call: Forwarded) -> _Answer:
+        """The call to its server (here, or on the replica the affinity router names)."""
+        result = await self._requests.request(call.ctx, call.namespace, self._message(call))
+        return self._answer(result, call.external)
+
+    def _message(self, call: Forwarded) -> CallTool:
+        token = _progress_token(call.ctx)
+        progress = self._forwarding.progress_sender(call.ctx, token) if token is not None else None
+        return CallTool(call.namespace, call.name, call.arguments, progress=progress)
 
     async def _start_task(
         self, ctx: Any, namespace: str, start: StartTask, external: str
@@ -169,6 +207,10 @@ class Tools:
             content=[types.TextContent(type="text", text=json.dumps(found, ensure_ascii=False))],
             structured_content=found,
         )
+
+
+def _progress_token(ctx: Any) -> Any:
+    return (ctx.meta or {}).get("progress_token") if isinstance(ctx.meta, Mapping) else None
 
 
 def _use(spec: ToolSpec) -> Use:
