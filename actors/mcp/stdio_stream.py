@@ -29,18 +29,16 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp.shared.message import SessionMessage
 
 from actors.mcp.frames import BIG_FRAME_BYTES, encode_off_loop, is_big_message, parse_line, parse_off_loop
 from actors.mcp.sdk_options import DEFAULT_MAX_MESSAGE_BYTES
 from actors.mcp.stdio_process import StdioProcess
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "parse_line", "stdio_stream"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "StdinStream", "parse_line", "stdio_stream"]
 
 logger = logging.getLogger(__name__)
-
-_FLUSH_WAIT = 0.5
 
 
 @asynccontextmanager
@@ -49,9 +47,7 @@ async def stdio_stream(
     *,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     on_failure: Callable[[ConnectionError], None] | None = None,
-) -> AsyncIterator[
-    tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
-]:
+) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception], StdinStream]]:
     """Start ``process`` and yield ``(read_stream, write_stream)`` for ``mcp.Client``.
 
     A message longer than ``max_message_bytes`` ends the read stream: ``on_failure`` (called
@@ -68,7 +64,6 @@ async def stdio_stream(
             await pipes.connect()
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(pipes.read)
-            tasks.start_soon(pipes.write)
             try:
                 yield pipes.read_stream, pipes.write_stream
             finally:
@@ -96,11 +91,10 @@ class _Pipes:
         self._max = max_message_bytes
         self._on_failure = on_failure
         self._to_session, self.read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        self.write_stream, self._from_session = anyio.create_memory_object_stream[SessionMessage](0)
         self._stdout: _LineCutter | None = None
         self._stdout_pipe: asyncio.ReadTransport | None = None
         self._stdin: _PipeWriter | None = None
-        self._writer_done = anyio.Event()
+        self.write_stream = StdinStream(self._gone)
         self._closing = False
 
     async def connect(self) -> None:
@@ -110,6 +104,11 @@ class _Pipes:
         assert stdout is not None and stdin is not None
         self._stdout_pipe, self._stdout = await loop.connect_read_pipe(lambda: _LineCutter(self._max), stdout)
         _, self._stdin = await loop.connect_write_pipe(_PipeWriter, stdin)
+        self.write_stream.adopt(self._stdin)
+
+    def _gone(self) -> None:
+        # The server no longer reads: end the session's reading too, so no request waits on.
+        self._to_session.close()
 
     async def read(self) -> None:
         """Deliver each line of stdout to the session, then the end of the stream."""
@@ -141,30 +140,6 @@ class _Pipes:
         else:
             await self._deliver(error)
 
-    async def write(self) -> None:
-        """Send each message of the session to stdin, one JSON line each."""
-        assert self._stdin is not None
-        try:
-            async with self._from_session:
-                async for message in self._from_session:
-                    try:
-                        # A big message off the loop, in pieces; a small one here, in one call.
-                        if is_big_message(message.message):
-                            pieces = await encode_off_loop(message.message)
-                        else:
-                            json = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                            pieces = [(json + "\n").encode()]
-                    except ValueError:
-                        logger.exception("cannot encode a message to the server; dropped")
-                        continue
-                    for piece in pieces:
-                        await self._stdin.write(piece)
-        except (OSError, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            # The server no longer reads: end the session's reading too, so no request waits on.
-            self._to_session.close()
-        finally:
-            self._writer_done.set()
-
     async def close(self) -> None:
         """Stop the traffic, close stdin, stop the server, close stdout. Idempotent; run shielded."""
         if self._closing:
@@ -174,9 +149,7 @@ class _Pipes:
         self.read_stream.close()
         self.write_stream.close()
         if self._stdin is not None:
-            # What the session already handed over (a cancellation, say) is worth a moment.
-            with anyio.move_on_after(_FLUSH_WAIT):
-                await self._writer_done.wait()
+            # What the session already wrote (a cancellation, say) is flushed as the pipe closes.
             self._stdin.close()
         else:
             self._close_unadopted(self._popen.stdin)
@@ -186,7 +159,6 @@ class _Pipes:
         else:
             self._close_unadopted(self._popen.stdout)
         self._to_session.close()
-        self._from_session.close()
 
     @staticmethod
     def _close_unadopted(pipe: object) -> None:
@@ -194,6 +166,59 @@ class _Pipes:
         if callable(close):
             with contextlib.suppress(OSError):
                 close()
+
+
+class StdinStream:
+    """The session's write stream (the SDK's ``WriteStream``): each message is written to the
+    server's stdin within its own ``send``, with no task and no memory stream in between.
+
+    A small message is encoded on the loop, a big one off it (`actors.mcp.frames`); its bytes
+    go into the pipe's buffer in one step, so that a send cancelled while it waits for the pipe
+    to drain never leaves half a message. Sends keep their order: one waits behind a big
+    message being encoded. A pipe that is gone fails the send (``BrokenResourceError``) and
+    calls ``gone``. Owned by the loop.
+    """
+
+    def __init__(self, gone: Callable[[], None]) -> None:
+        self._gone = gone
+        self._stdin: _PipeWriter | None = None
+        self._order = asyncio.Lock()
+        self._closed = False
+
+    def adopt(self, stdin: _PipeWriter) -> None:
+        self._stdin = stdin
+
+    async def send(self, message: SessionMessage, /) -> None:
+        if self._closed or self._stdin is None:
+            raise anyio.ClosedResourceError
+        async with self._order:
+            try:
+                # A big message off the loop, in pieces; a small one here, in one call.
+                if is_big_message(message.message):
+                    pieces = await encode_off_loop(message.message)
+                else:
+                    json = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    pieces = [(json + "\n").encode()]
+            except ValueError:
+                logger.exception("cannot encode a message to the server; dropped")
+                return
+            try:
+                await self._stdin.write_all(pieces)
+            except OSError as exc:
+                self._gone()
+                raise anyio.BrokenResourceError from exc
+
+    def close(self) -> None:
+        self._closed = True
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self) -> StdinStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._closed = True
 
 
 class _LineCutter(asyncio.Protocol):
@@ -316,11 +341,13 @@ class _PipeWriter(asyncio.Protocol):
         self._lost = exc if exc is not None else BrokenPipeError("the server's stdin is closed")
         self._writable.set()
 
-    async def write(self, data: bytes) -> None:
-        """Write ``data``; wait while the pipe is full. Raises ``OSError`` once the pipe is gone."""
+    async def write_all(self, pieces: list[bytes]) -> None:
+        """Write ``pieces``, all at once; then wait while the pipe is full. Raises ``OSError``
+        once the pipe is gone."""
         if self._lost is not None or self._transport is None or self._transport.is_closing():
             raise BrokenPipeError("the server's stdin is closed") from self._lost
-        self._transport.write(data)
+        for piece in pieces:
+            self._transport.write(piece)
         await self._writable.wait()
         if self._lost is not None:
             raise BrokenPipeError("the server's stdin is closed") from self._lost

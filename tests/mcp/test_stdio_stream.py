@@ -20,6 +20,7 @@ from contextlib import AsyncExitStack
 from typing import Any, TypeVar
 
 import anyio
+import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.stdio import _parse_line as sdk_parse_line
@@ -28,6 +29,7 @@ from mcp.shared.message import SessionMessage
 
 from actors import Runtime
 from actors.mcp.config import ServerConfig
+from actors.mcp.frames import BIG_FRAME_BYTES
 from actors.mcp.loop import THREAD_NAME, EventLoop
 from actors.mcp.sdk_transport import SDKOptions, SDKTransport
 from actors.mcp.stdio_process import StdioProcess
@@ -495,3 +497,62 @@ def test_the_limit_counts_across_chunks_and_what_came_before_is_delivered() -> N
         lines, failure = _cut([b"ok\n" + line[:cut], line[cut:] + b"\nlater\n"], limit)
         assert lines == [b"ok"], cut
         assert str(failure) == f"the server sent a message larger than maxMessageBytes ({limit} bytes)"
+
+
+# ---- the write stream: each send writes to stdin itself ---------------------------------------
+
+# A server that writes back each line it reads, as it came.
+ECHO_LINES = script(
+    "import sys\nfor line in sys.stdin.buffer:\n    sys.stdout.buffer.write(line); sys.stdout.flush()"
+)
+
+
+def _note(number: int, padding: str = "") -> SessionMessage:
+    note = types.JSONRPCNotification(jsonrpc="2.0", method="notes/n", params={"n": number, "pad": padding})
+    return SessionMessage(message=note)
+
+
+def test_a_send_behind_a_big_message_keeps_its_place(loop: EventLoop) -> None:
+    """A big message is encoded off the loop; a small one sent meanwhile is written after it,
+    never into the middle of it, and arrives second."""
+    big = "x" * (BIG_FRAME_BYTES * 2)
+
+    async def run() -> list[tuple[int, int]]:
+        async with stdio_stream(server(ECHO_LINES)) as (read, write):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(write.send, _note(1, big))
+                await anyio.sleep(0)  # the big send has begun encoding
+                tasks.start_soon(write.send, _note(2))
+            seen = []
+            for _ in range(2):
+                item = await read.receive()
+                assert isinstance(item, SessionMessage)
+                params = item.message.params or {}
+                seen.append((params["n"], len(params["pad"])))
+            return seen
+
+    assert loop.run(run, timeout=60) == [(1, len(big)), (2, 0)]
+
+
+def test_a_send_to_a_server_that_closed_its_stdin_fails_and_ends_the_reading(loop: EventLoop) -> None:
+    """A server that no longer reads: the send fails as a broken stream (not a hang), and the
+    read stream ends, so that no request waits for an answer that cannot come."""
+    closes_stdin = script(
+        "import os, sys, time\nos.close(0)\nsys.stdout.write('ready\\n'); sys.stdout.flush()\ntime.sleep(30)"
+    )
+
+    async def run() -> bool:
+        async with stdio_stream(server(closes_stdin)) as (read, write):
+            assert isinstance(await read.receive(), Exception)  # "ready" is no JSON-RPC message
+            with anyio.fail_after(20):
+                while True:
+                    try:
+                        await write.send(_note(1))
+                    except anyio.BrokenResourceError:
+                        break
+                    await anyio.sleep(0.01)
+            with pytest.raises((anyio.EndOfStream, anyio.ClosedResourceError)):
+                await read.receive()
+            return True
+
+    assert loop.run(run, timeout=60)
