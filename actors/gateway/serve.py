@@ -16,7 +16,7 @@ import asyncio
 import ipaddress
 import logging
 import socket
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any, cast
 
@@ -30,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, request_response
 
+from actors.gateway.access.asgi import ASGIApp, Scope
 from actors.gateway.access.audit_http import HTTPAudit
 from actors.gateway.access.guard import Guard
 from actors.gateway.access.limits_http import limit_requests
@@ -58,9 +59,6 @@ KEEP_ALIVE = 65
 (httpx's pool: 5 s; load balancers: 60 s): a server that closes first races a client reusing
 the connection, whose request then fails with a reset instead of an answer (seen under load
 with uvicorn's 5 s default)."""
-
-_Scope = MutableMapping[str, Any]
-_ASGI = Callable[[_Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
 
 
 class HTTPRefused(ValueError):
@@ -133,11 +131,11 @@ class _LoopbackHosts:
     """Refuses a request whose ``Host`` is not this loopback address (DNS rebinding) on the
     routes the SDK's own check does not cover (``/healthz``, ``/metrics``)."""
 
-    def __init__(self, app: _ASGI, allowed: list[str]) -> None:
+    def __init__(self, app: ASGIApp, allowed: list[str]) -> None:
         self._app = app
         self._allowed = frozenset(host.encode() for host in allowed)
 
-    async def __call__(self, scope: _Scope, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and not str(scope.get("path", "")).startswith("/mcp"):
             host = dict(scope.get("headers") or []).get(b"host", b"")
             if host not in self._allowed:
@@ -151,11 +149,11 @@ class _MCPFirst:
     """Hands ``/mcp`` requests to the SDK's app directly: the outer app's middleware and router
     (for ``/healthz``, ``/metrics`` and the lifespan) cost every call some 0.1 ms for nothing."""
 
-    def __init__(self, app: _ASGI, mcp: _ASGI) -> None:
+    def __init__(self, app: ASGIApp, mcp: ASGIApp) -> None:
         self._app = app
         self._mcp = mcp
 
-    async def __call__(self, scope: _Scope, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope.get("path") == MCP_PATH:
             await self._mcp(scope, receive, send)
         else:

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from dataclasses import dataclass
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
+from actors.gateway.access.asgi import ASGIApp, Receive, Scope, Send, scope_context
 from actors.gateway.access.audit import Audit, AuditEvent, Outcome, Who
 from actors.gateway.access.principal import ReplicaAccess, access_token_of, principal_of
 from actors.tools import ErrorType
@@ -50,24 +50,6 @@ _ANONYMOUS = Who("anonymous", mode="none")
 
 _DENIED = frozenset({401, 403, 421})
 """Statuses that refuse the caller (their credential, their scopes, their ``Host``)."""
-
-_Scope = MutableMapping[str, Any]
-_Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-_Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-_ASGI = Callable[[_Scope, _Receive, _Send], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class _AuditedRequest:
-    """What `principal_of` reads of a handler's context: the request's scope."""
-
-    scope: _Scope
-
-
-@dataclass(frozen=True)
-class _AuditContext:
-    request: _AuditedRequest
-    meta: None = None
 
 
 class Exchange:
@@ -134,12 +116,12 @@ class HTTPAudit:
     ``anonymous`` (not the local user of a gateway without authentication).
     """
 
-    def __init__(self, app: _ASGI, audit: Audit, *, authenticated: bool) -> None:
+    def __init__(self, app: ASGIApp, audit: Audit, *, authenticated: bool) -> None:
         self._app = app
         self._audit = audit
         self._authenticated = authenticated
 
-    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
@@ -171,17 +153,17 @@ class HTTPAudit:
                 self._audit.submit(event)
 
     @staticmethod
-    def _forwarded(scope: _Scope) -> bool:
-        return isinstance(access_token_of(_AuditContext(_AuditedRequest(scope))), ReplicaAccess)
+    def _forwarded(scope: Scope) -> bool:
+        return isinstance(access_token_of(scope_context(scope)), ReplicaAccess)
 
-    def _who(self, scope: _Scope) -> Who:
-        context = _AuditContext(_AuditedRequest(scope))
+    def _who(self, scope: Scope) -> Who:
+        context = scope_context(scope)
         if self._authenticated and access_token_of(context) is None:
             return _ANONYMOUS
         return Who.of(principal_of(context))
 
     def _refused(
-        self, scope: _Scope, exchange: Exchange, status: int, started: float, duration: float
+        self, scope: Scope, exchange: Exchange, status: int, started: float, duration: float
     ) -> AuditEvent:
         """The record of a request refused before the MCP layer served it: what it asked for
         (as the client named it, if its body says), and the status it was refused with."""

@@ -14,15 +14,12 @@ An ASGI wrapper; it holds only immutable configuration (any thread's loop may ru
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from actors.gateway.access.asgi import ASGIApp, Scope
 from actors.gateway.access.verifiers import refusal
 
 __all__ = ["Challenges", "challenge"]
-
-_Scope = MutableMapping[str, Any]
-_ASGI = Callable[[_Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
 
 
 def _quoted(text: str) -> str:
@@ -55,12 +52,12 @@ def challenge(
 class Challenges:
     """Rewrites the ``Bearer`` challenge of ``app``'s 401 and 403 answers (see the module)."""
 
-    def __init__(self, app: _ASGI, *, scopes: tuple[str, ...], resource_metadata: str | None) -> None:
+    def __init__(self, app: ASGIApp, *, scopes: tuple[str, ...], resource_metadata: str | None) -> None:
         self._app = app
         self._scopes = scopes
         self._resource_metadata = resource_metadata
 
-    async def __call__(self, scope: _Scope, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return

@@ -21,7 +21,7 @@ context, are made there); `prefetch` and `aclose` run on the gateway's loop. Imm
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,7 @@ from starlette.authentication import AuthCredentials
 from starlette.middleware.authentication import AuthenticationMiddleware
 
 from actors.config import AuthKeys
+from actors.gateway.access.asgi import ASGIApp
 from actors.gateway.access.challenge import Challenges
 from actors.gateway.access.keys import IssuerKeys, http_client
 from actors.gateway.access.verifiers import JWTVerifier, StaticTokenVerifier, Verifiers
@@ -42,9 +43,6 @@ from actors.mcp.tls import default_ssl_context
 __all__ = ["Guard"]
 
 logger = logging.getLogger(__name__)
-
-_Scope = MutableMapping[str, Any]
-_ASGI = Callable[[_Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -113,24 +111,24 @@ class Guard:
         metadata. Without OAuth settings it installs no authentication (`protect` does)."""
         return {"auth": self.settings, "token_verifier": self.verifier}
 
-    def protect(self, mcp_app: _ASGI) -> _ASGI:
+    def protect(self, mcp_app: ASGIApp) -> ASGIApp:
         """``/mcp``, as the SDK's app built with `sdk_options`, completed: authenticated here
         where the SDK did not install its middleware (static token), challenges filled in."""
         app = mcp_app if self.settings is not None else self.authenticate(mcp_app)
         return self.challenges(app)
 
-    def authenticate(self, app: _ASGI) -> _ASGI:
+    def authenticate(self, app: ASGIApp) -> ASGIApp:
         """``app`` with ``request.user`` set from the bearer token (refusing nothing itself)."""
         resource = self.settings.resource_server_url if self.settings is not None else None
         backend = BearerAuthBackend(self.verifier, resource_server_url=resource)
         return AuthenticationMiddleware(AuthContextMiddleware(app), backend=backend)
 
-    def require(self, endpoint: _ASGI) -> _ASGI:
+    def require(self, endpoint: ASGIApp) -> ASGIApp:
         """``endpoint`` for authenticated requests holding the required scopes only (401/403)."""
         metadata = AnyHttpUrl(self.resource_metadata) if self.resource_metadata else None
         return RequireAuthMiddleware(endpoint, list(self.scopes), metadata)
 
-    def challenges(self, app: _ASGI) -> _ASGI:
+    def challenges(self, app: ASGIApp) -> ASGIApp:
         """``app`` with its 401 and 403 challenges completed (`Challenges`)."""
         return Challenges(app, scopes=self.scopes, resource_metadata=self.resource_metadata)
 

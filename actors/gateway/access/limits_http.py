@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
+from collections.abc import MutableMapping
 from typing import Any
 
 from starlette.routing import Route
 
+from actors.gateway.access.asgi import ASGIApp, Receive, Scope, Send, scope_context
 from actors.gateway.access.audit import Audit, AuditEvent, Outcome, Who
 from actors.gateway.access.audit_http import record
 from actors.gateway.access.limits import BucketDecision, RateLimits, limited_error, retry_after_seconds
@@ -37,37 +37,19 @@ __all__ = ["MAX_READ", "RequestLimits", "limit_requests"]
 MAX_READ = 1024 * 1024
 """Bytes of a refused request's body read at most, to find its id and method."""
 
-_Scope = MutableMapping[str, Any]
-_Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-_Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-_ASGI = Callable[[_Scope, _Receive, _Send], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class _LimitedRequest:
-    """What `principal_of` reads of a handler's context: the request's scope."""
-
-    scope: _Scope
-
-
-@dataclass(frozen=True)
-class _LimitContext:
-    request: _LimitedRequest
-    meta: None = None
-
 
 class RequestLimits:
     """The ASGI middleware. Owned by the gateway's loop."""
 
     def __init__(
-        self, app: _ASGI, limits: RateLimits, audit: Audit | None = None, path: str = "/mcp"
+        self, app: ASGIApp, limits: RateLimits, audit: Audit | None = None, path: str = "/mcp"
     ) -> None:
         self._app = app
         self._limits = limits
         self._audit = audit
         self._path = path
 
-    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
             scope["type"] != "http"
             or scope.get("method") != "POST"
@@ -76,7 +58,7 @@ class RequestLimits:
         ):
             await self._app(scope, receive, send)
             return
-        context = _LimitContext(_LimitedRequest(scope))
+        context = scope_context(scope)
         token = access_token_of(context)
         if isinstance(token, ReplicaAccess) or ("user" in scope and token is None):
             # A replica's (its caller counted where it came), or not authenticated (refused
@@ -110,7 +92,7 @@ def limit_requests(app: Any, limits: RateLimits, audit: Audit | None, path: str)
     raise ValueError(f"no route {path} in the MCP app")
 
 
-async def _read(receive: _Receive) -> tuple[bytes, bool]:
+async def _read(receive: Receive) -> tuple[bytes, bool]:
     """The request's body, up to `MAX_READ` bytes; whether that is all of it."""
     chunks: list[bytes] = []
     size = 0
@@ -127,7 +109,7 @@ async def _read(receive: _Receive) -> tuple[bytes, bool]:
             return b"".join(chunks), True
 
 
-def _replay(body: bytes, receive: _Receive) -> _Receive:
+def _replay(body: bytes, receive: Receive) -> Receive:
     """A ``receive`` that gives the body read already, then what the client sends next (its
     disconnect, which a streaming answer listens for)."""
     sent = False
@@ -176,7 +158,7 @@ def _event(who: Who, message: dict[str, Any] | None, started: float, decision: B
     )
 
 
-async def _refuse(send: _Send, request_id: Any, decision: BucketDecision) -> None:
+async def _refuse(send: Send, request_id: Any, decision: BucketDecision) -> None:
     error = limited_error(decision, "requests").error
     body = json.dumps(
         {"jsonrpc": "2.0", "id": request_id, "error": error.model_dump(mode="json", exclude_none=True)}
