@@ -24,16 +24,16 @@ import asyncio
 import contextlib
 import logging
 import subprocess
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.abc import TaskGroup
 from mcp.shared.message import SessionMessage
 
 from actors.mcp.frames import BIG_FRAME_BYTES, encode_off_loop, is_big_message, parse_line, parse_off_loop
 from actors.mcp.sdk_options import DEFAULT_MAX_MESSAGE_BYTES
+from actors.mcp.session_inbox import SessionInbox
 from actors.mcp.stdio_process import StdioProcess
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "StdinStream", "parse_line", "stdio_stream"]
@@ -47,7 +47,7 @@ async def stdio_stream(
     *,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     on_failure: Callable[[ConnectionError], None] | None = None,
-) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception], StdinStream]]:
+) -> AsyncIterator[tuple[SessionInbox, StdinStream]]:
     """Start ``process`` and yield ``(read_stream, write_stream)`` for ``mcp.Client``.
 
     A message longer than ``max_message_bytes`` ends the read stream: ``on_failure`` (called
@@ -60,10 +60,10 @@ async def stdio_stream(
     popen = await process.start()
     pipes = _Pipes(popen, process, max_message_bytes, on_failure)
     try:
-        with anyio.CancelScope(shield=True):  # one loop iteration; a half-adopted pipe would leak
-            await pipes.connect()
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(pipes.read)
+            pipes.parses = tasks  # before the pipes: a big first line is parsed by one of its tasks
+            with anyio.CancelScope(shield=True):  # one loop iteration; a half-adopted pipe would leak
+                await pipes.connect()
             try:
                 yield pipes.read_stream, pipes.write_stream
             finally:
@@ -90,7 +90,9 @@ class _Pipes:
         self._process = process
         self._max = max_message_bytes
         self._on_failure = on_failure
-        self._to_session, self.read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        self.read_stream = SessionInbox(self._resume)
+        self.parses: TaskGroup | None = None
+        """Where a big line is parsed (off the loop, by a task of the stream's group)."""
         self._stdout: _LineCutter | None = None
         self._stdout_pipe: asyncio.ReadTransport | None = None
         self._stdin: _PipeWriter | None = None
@@ -102,43 +104,49 @@ class _Pipes:
         loop = asyncio.get_running_loop()
         stdout, stdin = self._popen.stdout, self._popen.stdin
         assert stdout is not None and stdin is not None
-        self._stdout_pipe, self._stdout = await loop.connect_read_pipe(lambda: _LineCutter(self._max), stdout)
+        self._stdout_pipe, self._stdout = await loop.connect_read_pipe(
+            lambda: _LineCutter(self._max, self._line, self._ended), stdout
+        )
         _, self._stdin = await loop.connect_write_pipe(_PipeWriter, stdin)
         self.write_stream.adopt(self._stdin)
 
     def _gone(self) -> None:
         # The server no longer reads: end the session's reading too, so no request waits on.
-        self._to_session.close()
+        self.read_stream.end()
 
-    async def read(self) -> None:
-        """Deliver each line of stdout to the session, then the end of the stream."""
-        assert self._stdout is not None
-        try:
-            while (line := await self._stdout.next_line()) is not None:
-                # A big line comes in its parts: joined and parsed off the loop.
-                item = parse_line(line) if isinstance(line, bytes) else await parse_off_loop(line)
-                if not await self._deliver(item):
-                    self._stdout.discard()
-                    return
-            if (failure := self._stdout.failure) is not None:
-                await self._fail(failure)
-        finally:
-            self._to_session.close()
+    # ---- stdout, on the loop: each line from the pipe's callback straight to the inbox ------
 
-    async def _deliver(self, item: SessionMessage | Exception) -> bool:
-        """Hand one item to the session; False once the session no longer reads."""
-        try:
-            await self._to_session.send(item)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+    def _line(self, line: bytes | list[bytes]) -> bool:
+        """One line of stdout (a big one in its parts) for the session; False once the session
+        no longer reads (the rest of the output is then dropped)."""
+        inbox = self.read_stream
+        if not inbox.reading:
             return False
+        if isinstance(line, bytes):
+            inbox.put(parse_line(line))
+        else:
+            # Joined and parsed off the loop; its place in the inbox is kept meanwhile.
+            parsed: asyncio.Future[SessionMessage | Exception] = asyncio.get_running_loop().create_future()
+            inbox.put(parsed)
+            assert self.parses is not None
+            self.parses.start_soon(_parse_big, line, parsed)
+        if inbox.full and self._stdout is not None:
+            self._stdout.pause()
         return True
 
-    async def _fail(self, error: ConnectionError) -> None:
-        logger.debug("%s", error)
-        if self._on_failure is not None:
-            self._on_failure(error)
-        else:
-            await self._deliver(error)
+    def _resume(self) -> None:
+        if self._stdout is not None:
+            self._stdout.resume()
+
+    def _ended(self, failure: ConnectionError | None) -> None:
+        """Stdout ended (``failure``: why it was cut short, a line past the limit)."""
+        if failure is not None:
+            logger.debug("%s", failure)
+            if self._on_failure is not None:
+                self._on_failure(failure)
+            else:
+                self.read_stream.put(failure)
+        self.read_stream.end()
 
     async def close(self) -> None:
         """Stop the traffic, close stdin, stop the server, close stdout. Idempotent; run shielded."""
@@ -158,7 +166,7 @@ class _Pipes:
             self._stdout_pipe.close()
         else:
             self._close_unadopted(self._popen.stdout)
-        self._to_session.close()
+        self.read_stream.end()
 
     @staticmethod
     def _close_unadopted(pipe: object) -> None:
@@ -166,6 +174,15 @@ class _Pipes:
         if callable(close):
             with contextlib.suppress(OSError):
                 close()
+
+
+async def _parse_big(parts: list[bytes], parsed: asyncio.Future[SessionMessage | Exception]) -> None:
+    try:
+        item = await parse_off_loop(parts)
+    except Exception as exc:  # the worker failed: the session hears it as an item
+        item = exc
+    if not parsed.done():
+        parsed.set_result(item)
 
 
 class StdinStream:
@@ -225,23 +242,26 @@ class _LineCutter(asyncio.Protocol):
     """The server's stdout on the loop, cut into lines as it arrives.
 
     Linear in the size of a message: each chunk is searched once for newlines and kept as it
-    came; a line is joined once, when its newline arrives. Reading pauses while cut lines wait
-    for the session, and a line longer than the limit is dropped, with everything after it
-    (read and discarded, so that a server stuck writing can still see its stdin close).
+    came; a line is joined once, when its newline arrives, and handed on (``on_line``). Reading
+    pauses while the session has many lines to take, and a line longer than the limit is
+    dropped, with everything after it (read and discarded, so that a server stuck writing can
+    still see its stdin close). ``on_end`` hears once that no more lines come, and why.
     """
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(
+        self,
+        max_bytes: int,
+        on_line: Callable[[bytes | list[bytes]], bool],
+        on_end: Callable[[ConnectionError | None], None],
+    ) -> None:
         self._max = max_bytes
+        self._on_line = on_line
+        self._on_end: Callable[[ConnectionError | None], None] | None = on_end
         self._parts: list[bytes] = []
         self._size = 0
-        self._lines: deque[bytes | list[bytes]] = deque()
-        self._arrived = asyncio.Event()
         self._transport: asyncio.ReadTransport | None = None
         self._paused = False
-        self._ended = False
         self._discarding = False
-        self.failure: ConnectionError | None = None
-        """Why the lines stopped before the end of the stream (a line past the limit)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.ReadTransport)
@@ -254,16 +274,14 @@ class _LineCutter(asyncio.Protocol):
         while (end := data.find(b"\n", start)) >= 0:
             if not self._add(data[start:end]):
                 return
-            self._lines.append(self._line())
+            line = self._line()
             self._parts, self._size = [], 0
+            if not self._on_line(line):
+                self.discard()
+                return
             start = end + 1
-        if start < len(data) and not self._add(data[start:] if start else data):
-            return
-        if self._lines:
-            self._arrived.set()
-            if not self._paused and self._transport is not None:
-                self._paused = True
-                self._transport.pause_reading()
+        if start < len(data):
+            self._add(data[start:] if start else data)
 
     def _line(self) -> bytes | list[bytes]:
         """The line just cut: its bytes, or for a big one its parts (joined off the loop)."""
@@ -277,10 +295,10 @@ class _LineCutter(asyncio.Protocol):
         """Add ``part`` to the line being cut; False (and discard from now on) past the limit."""
         self._size += len(part)
         if self._size > self._max:
-            self.failure = ConnectionError(
-                f"the server sent a message larger than maxMessageBytes ({self._max} bytes)"
-            )
             self.discard()
+            self._end(
+                ConnectionError(f"the server sent a message larger than maxMessageBytes ({self._max} bytes)")
+            )
             return False
         self._parts.append(part)
         return True
@@ -289,8 +307,7 @@ class _LineCutter(asyncio.Protocol):
         """Drop what is buffered and everything that arrives from now on."""
         self._discarding = True
         self._parts, self._size = [], 0
-        self._arrived.set()
-        self._resume()
+        self.resume()
 
     def eof_received(self) -> bool | None:
         return None  # the transport closes itself
@@ -298,21 +315,19 @@ class _LineCutter(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         # A last line without its newline is not a message: the SDK drops it too.
         self._parts, self._size = [], 0
-        self._ended = True
-        self._arrived.set()
+        self._end(None)
 
-    async def next_line(self) -> bytes | list[bytes] | None:
-        """The next line (without its newline): its bytes, or its parts if it is big
-        (`BIG_FRAME_BYTES` or more); None at the end of the stream or after a failure."""
-        while not self._lines:
-            if self._ended or self._discarding:
-                return None
-            self._arrived.clear()
-            self._resume()
-            await self._arrived.wait()
-        return self._lines.popleft()
+    def _end(self, failure: ConnectionError | None) -> None:
+        on_end, self._on_end = self._on_end, None
+        if on_end is not None:
+            on_end(failure)
 
-    def _resume(self) -> None:
+    def pause(self) -> None:
+        if not self._paused and self._transport is not None and not self._discarding:
+            self._paused = True
+            self._transport.pause_reading()
+
+    def resume(self) -> None:
         if self._paused and self._transport is not None:
             self._paused = False
             self._transport.resume_reading()
