@@ -1,7 +1,7 @@
 """`stdio_stream`: the message streams of a stdio server, for ``mcp.Client``, in place of the
 SDK's ``stdio_client``.
 
-Newline-delimited JSON-RPC on the server's stdin and stdout, as the SDK speaks it, with four
+Newline-delimited JSON-RPC on the server's stdin and stdout, as the SDK speaks it, with five
 differences that matter on a loop shared by every server:
 
 - the server is started off the loop (`actors.mcp.stdio_process`); the SDK forks on it;
@@ -12,7 +12,10 @@ differences that matter on a loop shared by every server:
   worker thread, in pieces that never hold the GIL for long, so that the loop and every other
   server go on meanwhile; small ones are parsed and encoded on the loop, in one call each;
 - a message may be at most ``max_message_bytes`` long: past that the session ends with a
-  ``ConnectionError`` that names the limit (``maxMessageBytes``) and the buffer is dropped.
+  ``ConnectionError`` that names the limit (``maxMessageBytes``) and the buffer is dropped;
+- no task stands between the pipes and the session: a send writes to stdin itself
+  (`StdinStream`), and each line goes from the pipe's callback to the session's read stream
+  (`actors.mcp.session_inbox.SessionInbox`).
 
 Lines are parsed as the SDK parses them; a line that is not a JSON-RPC message reaches the
 session as an ``Exception`` item, as with the SDK.
