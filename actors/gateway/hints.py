@@ -21,9 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
 from actors.mcp.freshness import CACHE_HINT, ListFreshness
+from actors.mcp.revisions import revision_of
 from actors.runtime.messages import ListPrompts, ListResources, ListResourceTemplates, ListTools
 from actors.tools import ToolResult
 
@@ -43,7 +42,7 @@ class CacheHints:
     def of(self, ctx: Any, freshness: ListFreshness | None) -> dict[str, Any]:
         """The result fields (``ttl_ms``, ``cache_scope``) for an answer of ``freshness``, asked
         by the request ``ctx``; none on a handshake-era session."""
-        if getattr(ctx, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS:
+        if not revision_of(getattr(ctx, "protocol_version", None)).cache_hints:
             return {}
         hint = freshness if freshness is not None else ListFreshness()
         public = hint.public and not self._per_caller and not _with_credentials(ctx)

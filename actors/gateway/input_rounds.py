@@ -24,7 +24,6 @@ from typing import Any
 import mcp_types as types
 import pydantic
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from actors.gateway.handoff import LoopHandoff
 from actors.gateway.relays import ClientRelay
@@ -39,6 +38,7 @@ from actors.gateway.rounds import (
 )
 from actors.gateway.routing import RuntimeRequests
 from actors.mcp.inputs import CallInputs, InputRefused
+from actors.mcp.revisions import Input, revision_of
 from actors.runtime.messages import ServerRequest
 from actors.tools import ToolResult
 
@@ -61,7 +61,7 @@ class InputRounds:
 
     def applies(self, ctx: Any, namespace: str) -> bool:
         """Whether a request of the client of ``ctx`` to ``namespace`` goes in rounds."""
-        return getattr(ctx, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS
+        return revision_of(getattr(ctx, "protocol_version", None)).input is Input.ROUNDS
 
     async def start(
         self, ctx: Any, namespace: str, message: Callable[[CallInputs], ServerRequest], what: Held

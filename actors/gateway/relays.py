@@ -17,9 +17,9 @@ from typing import Any, cast, get_args
 import mcp_types as types
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import LOG_LEVEL_META_KEY
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from actors.gateway.rounds import declared
+from actors.mcp.revisions import revision_of
 
 __all__ = ["ClientRelay"]
 
@@ -67,7 +67,7 @@ def _log_level(ctx: Any, meta: Mapping[str, Any]) -> types.LoggingLevel | None:
     """The lowest level the client takes on this request: a 2026-07-28 request's opt-in, else
     every level (a handshake-era client filters with ``logging/setLevel``, here as for any
     server's messages)."""
-    if getattr(ctx, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS:
+    if not revision_of(getattr(ctx, "protocol_version", None)).log_level_per_request:
         return "debug"
     requested = meta.get(LOG_LEVEL_META_KEY)
     return cast(types.LoggingLevel, requested) if requested in _LEVELS else None

@@ -29,13 +29,13 @@ import pydantic
 from mcp.server.mcpserver import require_client_extension
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from actors.config import TaskKeys
 from actors.gateway.access.principal import principal_of
 from actors.gateway.held_tasks import HELD_PREFIX, HeldTasks
 from actors.gateway.routing import RuntimeRequests
+from actors.mcp.revisions import revision_of
 from actors.mcp.tasks import TASKS_EXTENSION, TaskState
 from actors.runtime.messages import CallTool
 from actors.runtime.task_handles import result_of_state
@@ -76,7 +76,7 @@ class TaskAnswer(types.Result):
 def declares_tasks(ctx: Any) -> bool:
     """Whether the client of this request follows tasks: a 2026-07-28 request whose declared
     capabilities (the request's own, on that wire) name the extension."""
-    if getattr(ctx, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS:
+    if not revision_of(getattr(ctx, "protocol_version", None)).extensions:
         return False
     capabilities = getattr(getattr(ctx, "session", None), "client_capabilities", None)
     extensions = getattr(capabilities, "extensions", None)
@@ -153,7 +153,7 @@ def _check_header(ctx: Any, task_id: str) -> None:
     request = getattr(ctx, "request", None)
     if (
         isinstance(request, Request)
-        and getattr(ctx, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS
+        and revision_of(getattr(ctx, "protocol_version", None)).name_headers
         and decode_header_value(request.headers.get(MCP_NAME_HEADER)) != task_id
     ):
         raise MCPError(types.HEADER_MISMATCH, "Mcp-Name header does not match params.taskId")

@@ -14,11 +14,11 @@ from typing import Any, cast
 import mcp_types as types
 from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from actors.mcp.freshness import CACHE_HINT, ListFreshness, Listing, combined
 from actors.mcp.inputs import CallInputs
 from actors.mcp.listen import ListenStreams
+from actors.mcp.revisions import Input, revision_of
 from actors.mcp.sdk_transport import convert
 from actors.mcp.sdk_transport.requests import SessionRequests
 from actors.mcp.sdk_transport.rounds import call_tool_in_rounds, get_prompt_in_rounds
@@ -133,7 +133,7 @@ async def read_resource(
 
     async def send() -> types.ReadResourceResult:
         nonlocal hint
-        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        if revision_of(client.protocol_version).input is not Input.ROUNDS:
             return await client.read_resource(uri)
         first = await client.session.read_resource(uri, allow_input_required=True)
         if isinstance(first, types.InputRequiredResult):

@@ -11,9 +11,9 @@ import mcp_types as types
 import pydantic
 from mcp import Client
 from mcp.client.caching import MAX_TTL_MS
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from actors.mcp.freshness import ListFreshness
+from actors.mcp.revisions import revision_of
 from actors.mcp.sdk_transport.failures import validation_text
 from actors.mcp.transport import (
     CallOutcome,
@@ -51,7 +51,7 @@ def freshness(result: types.CacheableResult, protocol_version: str | None) -> Li
     2026-07-28 sessions only (a handshake-era peer may put the keys on the wire too, and they
     mean nothing there), an absent ``ttlMs`` as 0, anything but ``public`` as private, the TTL
     capped at the SDK's 24 hours."""
-    if protocol_version not in MODERN_PROTOCOL_VERSIONS:
+    if not revision_of(protocol_version).cache_hints:
         return None
     ttl_ms = result.ttl_ms if "ttl_ms" in result.model_fields_set else 0
     return ListFreshness(min(ttl_ms, MAX_TTL_MS), "public" if result.cache_scope == "public" else "private")

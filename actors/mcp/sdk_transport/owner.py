@@ -31,10 +31,10 @@ import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from actors.mcp.eras import MODERN_PROTOCOL
 from actors.mcp.listen import ListenKinds, ListenStreams
 from actors.mcp.loop import EventLoop
 from actors.mcp.redaction import Redactor
+from actors.mcp.revisions import Notices, Revision, revision_of
 from actors.mcp.sdk_options import HTTPEndpoint, SDKOptions, StdioCommand
 from actors.mcp.sdk_transport.channel import Prepared, open_channel
 from actors.mcp.sdk_transport.convert import server_info
@@ -149,6 +149,11 @@ class SessionOwner:
         self._stop: anyio.Event | None = None
         self._finished: anyio.Event | None = None
         self._entered = False
+
+    @property
+    def revision(self) -> Revision:
+        """What the negotiated protocol revision does differently (`actors.mcp.revisions`)."""
+        return revision_of(self.negotiated_protocol)
 
     @property
     def launched(self) -> bool:
@@ -314,7 +319,7 @@ class SessionOwner:
             self._record(client)
             self.client = client
             async with anyio.create_task_group() as tasks:
-                if self.era == MODERN_PROTOCOL:
+                if self.revision.notices is Notices.LISTEN:
                     self.streams = self._listen_streams(client)
                     await tasks.start(self.streams.run)
                 elif options.log_level is not None and self._offers("logging"):

@@ -25,6 +25,7 @@ import pydantic
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from actors.mcp.revisions import Liveness
 from actors.mcp.sdk_transport.failures import is_connection_error, validation_text
 from actors.mcp.sdk_transport.peer import PeerWatch
 from actors.mcp.transport import ServerReplyError
@@ -113,13 +114,13 @@ class SessionRequests:
 
         return await self.run(what, fetch, timeout)
 
-    async def probe(self, client: Client, *, modern: bool, timeout: float | None) -> None:
-        """``ping`` (handshake era) or ``server/discover`` (2026-07-28); any answer, even an
-        error, proves the server alive."""
+    async def probe(self, client: Client, liveness: Liveness, *, timeout: float | None) -> None:
+        """``ping`` (handshake era) or ``server/discover`` (2026-07-28), by the session's
+        revision; any answer, even an error, proves the server alive."""
 
         async def ask() -> None:
             try:
-                if modern:
+                if liveness is Liveness.DISCOVER:
                     await client.session.send_discover(client.protocol_version)
                 else:
                     await client.session.send_ping()
@@ -128,4 +129,4 @@ class SessionRequests:
                     raise
                 logger.debug("%s: probe answered with an error (alive): %s", self._label, exc)
 
-        await self.run("server/discover" if modern else "ping", ask, timeout)
+        await self.run(liveness.value, ask, timeout)

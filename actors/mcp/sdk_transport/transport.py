@@ -25,10 +25,11 @@ import httpx2
 from mcp import Client
 
 from actors.mcp.config import ServerConfig
-from actors.mcp.eras import LEGACY, MODERN_PROTOCOL, EraMemo
+from actors.mcp.eras import LEGACY, EraMemo
 from actors.mcp.freshness import Listing
 from actors.mcp.inputs import CALL_INPUTS
 from actors.mcp.redaction import Redactor
+from actors.mcp.revisions import HANDSHAKE, Input, Notices, Revision
 from actors.mcp.sdk_options import HTTPEndpoint, SDKOptions, StdioCommand
 from actors.mcp.sdk_transport import calls, convert, tasks
 from actors.mcp.sdk_transport.channel import prepare
@@ -294,8 +295,9 @@ class SDKTransport:
             raise ConnectionError(self._watch.reason or f"{self._label}: the connection is closed")
         return client
 
-    def _modern(self) -> bool:
-        return self._owner is not None and self._owner.era == MODERN_PROTOCOL
+    def _revision(self) -> Revision:
+        """What the session's protocol revision does differently (`actors.mcp.revisions`)."""
+        return self._owner.revision if self._owner is not None else HANDSHAKE
 
     async def list_tools(self) -> Listing[RemoteTool]:
         """Every tool the server lists, following ``nextCursor``, with the pages' caching hint."""
@@ -322,7 +324,7 @@ class SDKTransport:
         inputs = CALL_INPUTS.get()
         if inputs is None:
             return await calls.call_tool(self._requests, client, name, arguments, timeout, progress)
-        if self._modern():
+        if self._revision().input is Input.ROUNDS:
             rounds = (inputs, self.options.handler_timeout)
             return await calls.call_tool(self._requests, client, name, arguments, timeout, progress, rounds)
         with self._answers.answering(inputs):
@@ -333,7 +335,7 @@ class SDKTransport:
         where the tasks extension lives); else its answer, as a task that ended at once. A call
         with `CallInputs` has them answer the rounds before the task, as `call_tool` does."""
         client = self._client()
-        if not self._modern():
+        if not self._revision().extensions:  # the tasks extension needs declared extensions
             return TaskState.answered(await self._call(name, arguments, timeout, None))
         inputs = CALL_INPUTS.get()
         rounds = (inputs, self.options.handler_timeout) if inputs is not None else None
@@ -388,7 +390,7 @@ class SDKTransport:
         inputs = CALL_INPUTS.get()
         if inputs is None:
             return await calls.get_prompt(self._requests, client, name, arguments, timeout)
-        if self._modern():
+        if self._revision().input is Input.ROUNDS:
             rounds = (inputs, self.options.handler_timeout)
             return await calls.get_prompt(self._requests, client, name, arguments, timeout, rounds)
         with self._answers.answering(inputs):
@@ -416,7 +418,7 @@ class SDKTransport:
     async def _follow(self, uri: str, *, on: bool) -> None:
         client = self._client()
         streams = None
-        if self._modern():
+        if self._revision().notices is Notices.LISTEN:
             assert self._owner is not None
             streams = self._owner.streams
             if streams is None:
@@ -432,7 +434,7 @@ class SDKTransport:
 
     async def _probe(self, timeout: float | None) -> None:
         client = self._client()
-        await self._requests.probe(client, modern=self._modern(), timeout=timeout)
+        await self._requests.probe(client, self._revision().liveness, timeout=timeout)
 
     def __repr__(self) -> str:
         protocol = self.negotiated_protocol or self._negotiation.protocol
