@@ -183,7 +183,9 @@ class Gateway:
                     tasks_get=self.tasks.get,
                     tasks_update=self.tasks.update,
                     tasks_cancel=self.tasks.cancel,
-                )
+                ),
+                input_schema=self._tools.input_schema,
+                direct=lambda: not gate.polices and not self._now().per_user,
             )
             # Inside the SDK's OpenTelemetry middleware: a record takes its span's trace id.
             self.server.middleware.append(AuditMiddleware(self.audit))

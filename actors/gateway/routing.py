@@ -12,7 +12,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import mcp_types as types
@@ -69,6 +69,11 @@ class Serving:
     names: ExternalNames
     """Thread-safe on its own (its lock covers all of its state)."""
     tool_search: bool
+    per_user: bool = field(init=False)
+    """Whether a server runs a copy per caller (``"affinity": "user"``)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "per_user", any(s.affinity == "user" for s in self.config.servers.values()))
 
 
 class AffinityRouter(Protocol):
@@ -185,6 +190,11 @@ class RuntimeRequests:
         self._routes = routes
         self._affinity = affinity
         self._per_user = per_user
+
+    def offered(self, name: str) -> ToolSpec | None:
+        """The tool ``namespace/name`` as the runtime offers it now (none held until approved,
+        none of a per-user server): a read of its thread-safe table, no request."""
+        return self._runtime.tools.get(name)
 
     def seen(self, ctx: Any) -> None:
         """A request of a client arrived (on the loop)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, fields
 from importlib.metadata import version
 from typing import Any
@@ -86,7 +86,23 @@ class Handlers:
 
 class _GatewayServer(Server[Any]):
     """The SDK's low-level server, declaring list changes unless told otherwise: its Streamable
-    HTTP session manager asks for the initialization options without saying (stdio passes them)."""
+    HTTP session manager asks for the initialization options without saying (stdio passes them).
+
+    ``get_tool_input_schema`` (read by the SDK for each 2026-07-28 ``tools/call`` over HTTP) is
+    ``input_schema`` while ``direct()`` says a lookup not scoped to the caller is right, else
+    None: the SDK then runs the caller's own ``tools/list``, as a policy's visibility needs.
+    """
+
+    input_schema: Callable[[str], Mapping[str, Any] | None] | None = None
+    direct: Callable[[], bool] = staticmethod(lambda: False)
+
+    @property
+    def get_tool_input_schema(self) -> Callable[[str], Mapping[str, Any] | None] | None:
+        return self.input_schema if self.input_schema is not None and self.direct() else None
+
+    @get_tool_input_schema.setter
+    def get_tool_input_schema(self, lookup: Callable[[str], Mapping[str, Any] | None] | None) -> None:
+        self.input_schema = lookup
 
     def create_initialization_options(
         self,
@@ -99,8 +115,13 @@ class _GatewayServer(Server[Any]):
         )
 
 
-def build_server(handlers: Handlers) -> Server[Any]:
-    """The gateway's server, answering with ``handlers``."""
+def build_server(
+    handlers: Handlers,
+    input_schema: Callable[[str], Mapping[str, Any] | None] | None = None,
+    direct: Callable[[], bool] = lambda: False,
+) -> Server[Any]:
+    """The gateway's server, answering with ``handlers``; ``input_schema`` looks a tool's input
+    schema up by its external name while ``direct()`` (see `_GatewayServer`)."""
     handlers = Handlers(**{f.name: _answerable(getattr(handlers, f.name)) for f in fields(handlers)})
     server = _GatewayServer(
         "mcp-actors",
@@ -117,7 +138,9 @@ def build_server(handlers: Handlers) -> Server[Any]:
         on_list_prompts=handlers.list_prompts,
         on_get_prompt=handlers.get_prompt,
         on_completion=handlers.completion,
+        get_tool_input_schema=input_schema,
     )
+    server.direct = direct
     # Registered apart from the constructor, which warns that logging is deprecated in
     # 2026-07-28: handshake-era clients (and the conformance suite) still set a level.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, handlers.set_level)

@@ -28,7 +28,7 @@ from actors.gateway.forwarding import Forwarding
 from actors.gateway.input_rounds import InputRounds
 from actors.gateway.pipeline import Forwarded, Next, Pipeline
 from actors.gateway.rounds import Held
-from actors.gateway.routing import RuntimeRequests, Serving
+from actors.gateway.routing import RuntimeRequests, Serving, plain_name
 from actors.gateway.search import CALL_TOOL, DEFAULT_LIMIT, MAX_LIMIT, META_TOOLS, SEARCH_TOOLS, ToolIndex
 from actors.gateway.tasks import TaskAnswer, Tasks, answered, created, declares_tasks
 from actors.runtime.messages import CallTool, ListTools, StartTask
@@ -75,6 +75,20 @@ class Tools:
         specs = await self._gate.visible(principal_of(ctx), specs, _use)
         answer = [tool(spec, serving.names) for spec in specs]
         return types.ListToolsResult(tools=answer, **self._hints.of(ctx, hints.listed(asked)))
+
+    def input_schema(self, external: str) -> Mapping[str, Any] | None:
+        """The input schema of the tool a client calls ``external``, as offered now, for the
+        SDK's check of a 2026-07-28 call's ``Mcp-Param-*`` headers over HTTP. Without it the
+        SDK runs this gateway's whole ``tools/list`` for every such call. Not scoped to the
+        caller: `build_server` asks only while no policy is in force and no server is per user.
+        None when this process does not know the tool yet: that call goes unchecked, as the SDK
+        leaves a tool its listing does not show."""
+        serving = self._serving()
+        if serving.tool_search:
+            return next((dict(t.input_schema) for t in META_TOOLS if t.name == external), None)
+        name = serving.names.internal(external) or plain_name(serving.config, external)
+        spec = self._requests.offered(name) if name is not None else None
+        return spec.input_schema if spec is not None else None
 
     async def call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
