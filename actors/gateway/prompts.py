@@ -113,7 +113,7 @@ class Prompts:
         def held(inputs: CallInputs) -> GetPrompt:
             return GetPrompt(get.namespace, get.name, get.arguments, inputs=inputs)
 
-        answer = Held("prompts/get", get.namespace, self._answer(get.external))
+        answer = Held(get.method, get.namespace, self._answer(get.external))
         return await self._rounds.start(get.ctx, get.namespace, held, answer)  # type: ignore[no-any-return]
 
     async def _send(self, get: Forwarded) -> _Answer:

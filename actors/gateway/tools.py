@@ -149,7 +149,7 @@ class Tools:
         if not self._rounds.applies(call.ctx, call.namespace):
             return await rest(call)
         external = call.external
-        held = Held("tools/call", call.namespace, lambda result: self._answer(result, external))
+        held = Held(call.method, call.namespace, lambda result: self._answer(result, external))
         return await self._rounds.start(call.ctx, call.namespace, self._message(call).with_inputs, held)  # type: ignore[no-any-return]
 
     async def _send(self, call: Forwarded) -> _Answer:

@@ -33,6 +33,8 @@ class SessionInbox:
         self._resume = resume
         self._items: deque[Item | asyncio.Future[Item]] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        self._parsing = 0
+        """How many of the items are big lines still being parsed (futures)."""
         self._ended = False
         self._closed = False
 
@@ -46,13 +48,16 @@ class SessionInbox:
     @property
     def full(self) -> bool:
         """Whether the pipe should wait: many items, or a big one still being parsed."""
-        return len(self._items) >= HIGH_WATER or any(isinstance(i, asyncio.Future) for i in self._items)
+        # Asked after every line: counted, not searched (a chunk may hold hundreds of lines).
+        return self._parsing > 0 or len(self._items) >= HIGH_WATER
 
     def put(self, item: Item | asyncio.Future[Item]) -> None:
         """Add ``item`` (or the future of a big one's parse) after what is waiting."""
         if self._closed or self._ended:
             return
         self._items.append(item)
+        if isinstance(item, asyncio.Future):
+            self._parsing += 1
         self._wake()
 
     def end(self) -> None:
@@ -87,7 +92,8 @@ class SessionInbox:
                 self._waiter = None
 
     def _take(self) -> None:
-        self._items.popleft()
+        if isinstance(self._items.popleft(), asyncio.Future):
+            self._parsing -= 1
         if not self._items:
             self._resume()
 
@@ -98,6 +104,7 @@ class SessionInbox:
             if isinstance(item, asyncio.Future):
                 item.cancel()
         self._items.clear()
+        self._parsing = 0
         self._wake()
 
     async def aclose(self) -> None:
