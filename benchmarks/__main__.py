@@ -20,6 +20,7 @@ from benchmarks import (
     agent_frameworks,
     big_messages,
     gateway_calls,
+    gateway_load,
     peers,
     profiling,
     report,
@@ -43,6 +44,7 @@ ORDER = [
     "profile",
     "startup",
     "gateway_calls",
+    "gateway_load",
     "telemetry",
     "agents",
 ]
@@ -163,6 +165,11 @@ def main(argv: list[str] | None = None) -> int:
             gateway_calls.gateway_calls(calls=30, rounds=2, warmup=5)
             if s is suite.QUICK
             else gateway_calls.gateway_calls()
+        ),
+        "gateway_load": lambda s: (
+            gateway_load.gateway_load(levels=(1, 8), seconds=1.0)
+            if s is suite.QUICK
+            else gateway_load.gateway_load()
         ),
         "agents": lambda s: agent_frameworks.agent_frameworks(
             turns=8 if s is suite.QUICK else 40, rounds=1 if s is suite.QUICK else 3, log=_log

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import agent_frameworks
+from benchmarks import agent_frameworks, gateway_load
 from benchmarks.common import RESULTS_DIR, ROOT
 from benchmarks.profiling import is_wait
 
@@ -282,6 +282,7 @@ def target_rows(results: dict[str, Any]) -> list[Row]:
         )
     rows += _startup_rows(b.get("startup"))
     rows += _gateway_rows(b.get("gateway_calls"))
+    rows += _load_rows(b.get("gateway_load"))
     rows += _telemetry_rows(b.get("telemetry"))
     return rows
 
@@ -386,6 +387,45 @@ def _gateway_rows(calls: Any) -> list[Row]:
             )
         )
     return rows
+
+
+def _load_rows(load: Any) -> list[Row]:
+    """The gateway against fastmcp's proxy at the most clients measured."""
+    if not _usable(load) or not load.get("levels"):
+        return []
+    count = max(load["levels"], key=int)
+    ours, theirs = load["levels"][count]["ours"], load["levels"][count]["fastmcp"]
+    cpu = ours["process_cpu_us_per_call"] / theirs["process_cpu_us_per_call"]
+    rate = ours["throughput"] / theirs["throughput"]
+    return [
+        Row(
+            id="gateway_load.cpu",
+            benchmark=f"Gateway under {count} HTTP clients: CPU per call vs fastmcp's proxy",
+            measure="gateway process CPU (µs/call)",
+            median=_f(ours["process_cpu_us_per_call"], 0),
+            p95="—",
+            reference=f"{_f(theirs['process_cpu_us_per_call'], 0)} (fastmcp `create_proxy`)",
+            ratio=_f(cpu, 2),
+            target="ratio ≤ 0.6",
+            met=cpu <= 0.6,
+            value=cpu,
+            threshold=0.6,
+        ),
+        Row(
+            id="gateway_load.throughput",
+            benchmark=f"Gateway under {count} HTTP clients: throughput vs fastmcp's proxy",
+            measure="calls/s",
+            median=_f(ours["throughput"], 0),
+            p95="—",
+            reference=f"{_f(theirs['throughput'], 0)} (fastmcp `create_proxy`)",
+            ratio=_f(rate, 2),
+            target="ratio ≥ 1.5",
+            met=rate >= 1.5,
+            value=rate,
+            threshold=1.5,
+            higher_is_better=True,
+        ),
+    ]
 
 
 def _telemetry_rows(tele: Any) -> list[Row]:
@@ -719,6 +759,24 @@ def write(results: dict[str, Any], doc: Path = DOC, plot: Path = PLOT) -> None:
                 f"{ours['latency_async_ms']['median']:.3f} ms.",
                 "",
             ]
+    load = b.get("gateway_load")
+    if _usable(load):
+        versions = load.get("versions", {})
+        out += [
+            "## The gateway under load",
+            "",
+            "`benchmarks/gateway_load.py`: the SDK's server over Streamable HTTP direct, `mcp-actors serve "
+            "--http` and fastmcp's `create_proxy` over HTTP (both in front of the same server over stdio), "
+            f"each with 1, 8 and 32 concurrent sessions of the SDK's `mcp.Client` in one process, every "
+            f"session calling `echo` back to back for {load['seconds']:g} s (fastmcp "
+            f"{versions.get('fastmcp', '?')}, mcp {versions.get('mcp', '?')}). Target CPU: the gateway "
+            "process alone; tree CPU: with its backend. RSS per session: the growth of the whole process "
+            "tree's resident memory while the sessions are open, over their number. Generator CPU: the "
+            "load generator's share of one core (near 100 %, the throughput is the generator's).",
+            "",
+            *gateway_load.table(load),
+            "",
+        ]
     frameworks = b.get("agents")
     if frameworks and "error" not in frameworks:
         out += [
@@ -758,8 +816,9 @@ def write(results: dict[str, Any], doc: Path = DOC, plot: Path = PLOT) -> None:
         "or `--skip peers` pick benchmarks; `python -m benchmarks.report` rewrites this page from the JSON.",
         "- `python -m benchmarks.profiling` prints the hop timeline and the per-thread profile.",
         "- One part on its own, into the saved run: `python -m benchmarks --only startup --merge` (likewise "
-        "`gateway_calls`, `telemetry`); each also runs alone and prints its JSON: "
+        "`gateway_calls`, `gateway_load`, `telemetry`); each also runs alone and prints its JSON: "
         "`python -m benchmarks.startup`, `python -m benchmarks.gateway_calls`, "
+        "`python -m benchmarks.gateway_load`, "
         "`python -m benchmarks.telemetry_overhead`.",
         "- The same suite as ASV benchmark classes: `benchmarks/asv_bench.py`, with "
         "`benchmarks/asv.conf.json` (`asv run --config benchmarks/asv.conf.json`).",
