@@ -34,6 +34,7 @@ from actors.gateway.access.asgi import ASGIApp, Scope
 from actors.gateway.access.audit_http import HTTPAudit
 from actors.gateway.access.guard import Guard
 from actors.gateway.access.limits_http import limit_requests
+from actors.gateway.first_reply import answer_first_replies_in_json
 from actors.gateway.gateway import Gateway
 from actors.gateway.operator.route import JSON_PATH, PAGE_PATH, OperatorPage
 from actors.gateway.pipes import stdio_pipes
@@ -194,6 +195,7 @@ def http_app(
         transport_security=security,
         **(guard.sdk_options() if guard is not None else {}),
     )
+    answer_first_replies_in_json(gateway.server.session_manager)
     # Each principal's request rate (``access.limits.perUser``): 429 once over it.
     limit_requests(mcp_app, gateway.limits, gateway.audit, MCP_PATH)
 

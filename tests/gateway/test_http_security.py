@@ -165,8 +165,9 @@ def raw_call(
     }
     status, body = gateway.request("POST", "/mcp", json.dumps(call).encode(), more)
     assert status == 200, (status, body)
-    [data] = [line[5:] for line in body.decode().splitlines() if line.startswith("data:")]
-    return json.loads(data)["result"]
+    # One JSON body, or an SSE stream when the call said something before its reply.
+    data = [line[5:] for line in body.decode().splitlines() if line.startswith("data:")]
+    return json.loads(data[-1] if data else body)["result"]
 
 
 def test_healthz_reports_states_without_waking_a_server(tmp_path: Path) -> None:
