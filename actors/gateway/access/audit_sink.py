@@ -1,9 +1,11 @@
 """`AuditSink`: the audit's writer thread, its bounded queue, its file, and its recent records.
 
-The gateway's loop only puts an event in the queue (`submit`, never blocking). The writer thread
-takes what is queued in batches, has each event made into a record (``finish``: the digest, the
+The gateway's loop only appends an event to the queue (`submit`, never blocking, and waking the
+writer only when it sleeps). The writer thread takes what is queued in batches, at most one batch
+per `_LINGER` under load, has each event made into a record (``finish``: the digest, the
 redaction, the JSON), keeps the last ``keep`` records in memory, appends the batch to the file
-(``"-"``: stdout) and flushes it, so a crash of the process loses at most the batch in hand.
+(``"-"``: stdout) and flushes it, so a crash of the process loses at most the batch in hand and
+what came in the last `_LINGER`.
 When the queue is full the event is dropped and counted; the writer says so in the log (once a
 second at most), so a slow disk costs records, never a request's time.
 """
@@ -11,8 +13,8 @@ second at most), so a slow disk costs records, never a request's time.
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
-import queue
 import sys
 import threading
 import time
@@ -29,9 +31,11 @@ STDOUT = "-"
 DEFAULT_CAPACITY = 10_000
 """Events queued at most for the writer."""
 
-_BATCH = 256
 _POLL = 0.5
 """Seconds the writer waits for an event before it looks whether it should stop."""
+_LINGER = 0.02
+"""Seconds the writer rests after a batch, so that a busy gateway wakes it once per batch, not
+once per request."""
 _REPORT_EVERY = 1.0
 _CLOSE_TIMEOUT = 10.0
 
@@ -49,7 +53,8 @@ _Record = TypeVar("_Record", bound=Line)
 class AuditSink(Generic[_Event, _Record]):
     """Writes audit records as JSON lines on a thread of its own.
 
-    Who owns what: the queue and the drop counter are shared (thread-safe); the file, once
+    Who owns what: the queue (a deque: appends and pops are atomic), the writer's wake-up
+    event and the counters are shared (counters under the lock); the file, once
     `start` opened it on the caller's thread, is the writer thread's alone; the recent records
     (immutable `AuditRecord` values) are kept under a lock and read from any thread.
     """
@@ -66,7 +71,11 @@ class AuditSink(Generic[_Event, _Record]):
         self._path = file
         self._finish = finish
         self._stdout = stdout
-        self._queue: queue.Queue[_Event] = queue.Queue(maxsize=capacity)
+        self._capacity = capacity
+        self._queue: collections.deque[_Event] = collections.deque()
+        self._wake = threading.Event()
+        self._sleeping = False
+        """Set by the writer before it waits on `_wake`: only then does a submission set it."""
         self._lock = threading.Lock()
         self._recent: collections.deque[_Record] = collections.deque(maxlen=keep)
         self._dropped = 0
@@ -94,6 +103,7 @@ class AuditSink(Generic[_Event, _Record]):
     def close(self) -> None:
         """Write what is queued, then stop the thread and close the file. Idempotent."""
         self._stop.set()
+        self._wake.set()
         if self._thread.is_alive():
             self._thread.join(_CLOSE_TIMEOUT)
         out, self._out = self._out, None
@@ -102,14 +112,15 @@ class AuditSink(Generic[_Event, _Record]):
 
     def submit(self, event: _Event) -> bool:
         """Queue ``event`` for the writer; False (and counted) if the queue is full."""
-        try:
-            self._queue.put_nowait(event)
-        except queue.Full:
+        if len(self._queue) >= self._capacity:
             with self._lock:
                 self._dropped += 1
             return False
         with self._lock:
             self._submitted += 1
+        self._queue.append(event)
+        if self._sleeping:
+            self._wake.set()
         return True
 
     @property
@@ -138,21 +149,27 @@ class AuditSink(Generic[_Event, _Record]):
 
     def _run(self) -> None:
         while True:
-            try:
-                first = self._queue.get(timeout=_POLL)
-            except queue.Empty:
-                self._report_drops()
-                if self._stop.is_set():
-                    return
-                continue
-            batch = [first]
-            while len(batch) < _BATCH:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            self._write(batch)
+            # Said before the queue is looked at: a submission after the look sees it and
+            # wakes the writer, one before it is in the queue.
+            self._sleeping = True
+            if not self._queue:
+                self._wake.wait(_POLL)
+            self._sleeping = False
+            self._wake.clear()
+            batch = self._take()
+            if batch:
+                self._write(batch)
+                self._stop.wait(_LINGER)
             self._report_drops()
+            if not batch and self._stop.is_set() and not self._queue:
+                return
+
+    def _take(self) -> list[_Event]:
+        batch = []
+        with contextlib.suppress(IndexError):
+            while True:
+                batch.append(self._queue.popleft())
+        return batch
 
     def _write(self, batch: list[_Event]) -> None:
         lines = []
