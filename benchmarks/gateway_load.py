@@ -188,7 +188,7 @@ async def _level(url: str, pid: int, count: int, seconds: float, warmup: int) ->
 
 
 async def _measure(levels: Sequence[int], seconds: float, warmup: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"levels": {}, "seconds": seconds}
+    out: dict[str, Any] = {"levels": {}, "seconds_per_level": seconds}
     with tempfile.TemporaryDirectory(prefix="gateway-load-") as folder, _targets(Path(folder)) as targets:
         for url, pid in targets.values():  # every backend started, every import done
             await _level(url, pid, 1, 0.2, warmup)

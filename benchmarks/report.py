@@ -576,6 +576,15 @@ def why(row: Row, results: dict[str, Any]) -> str:
         )
     if row.id.startswith("scale"):
         return f"Measured {row.median} {row.measure} against a target of {row.target}."
+    if row.id.startswith("gateway_load"):
+        return (
+            f"Ratio {row.ratio} ({row.median} {row.measure} against {row.reference}). Most of the "
+            "gateway's CPU per call is the SDK's Streamable HTTP server (h11, Starlette, the session's "
+            "dispatcher) and its stdio client session to the backend; a handshake-era call that only "
+            "replies is answered in one JSON body (actors/gateway/first_reply.py), not an SSE stream. "
+            "The table under \"The gateway under load\" gives every level; at or near 100 % generator "
+            "CPU the throughput is the load generator's, not the gateway's."
+        )
     if row.id.startswith("gateway"):
         return (
             f"Ratio {row.ratio} ({row.median} ms against {row.reference}). Through a gateway every call "
@@ -768,7 +777,7 @@ def write(results: dict[str, Any], doc: Path = DOC, plot: Path = PLOT) -> None:
             "`benchmarks/gateway_load.py`: the SDK's server over Streamable HTTP direct, `mcp-actors serve "
             "--http` and fastmcp's `create_proxy` over HTTP (both in front of the same server over stdio), "
             f"each with 1, 8 and 32 concurrent sessions of the SDK's `mcp.Client` in one process, every "
-            f"session calling `echo` back to back for {load['seconds']:g} s (fastmcp "
+            f"session calling `echo` back to back for {load['seconds_per_level']:g} s (fastmcp "
             f"{versions.get('fastmcp', '?')}, mcp {versions.get('mcp', '?')}). Target CPU: the gateway "
             "process alone; tree CPU: with its backend. RSS per session: the growth of the whole process "
             "tree's resident memory while the sessions are open, over their number. Generator CPU: the "
