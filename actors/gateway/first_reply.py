@@ -18,6 +18,7 @@ Owned by the gateway's event-loop thread, as every transport of the SDK's sessio
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from functools import partial
 from http import HTTPStatus
@@ -133,8 +134,12 @@ class FirstReplyTransport(StreamableHTTPServerTransport):
         self._request_streams[request_id] = (arrivals, reading)  # type: ignore[assignment]
         version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER, DEFAULT_NEGOTIATED_VERSION)
         await writer.send(self._create_session_message(message, request, request_id, version))
-        with anyio.move_on_after(STREAM_AFTER):
+        # A plain timer, not a cancel scope: the wait is never cancelled, only ended early.
+        timer = asyncio.get_running_loop().call_later(STREAM_AFTER, arrivals.arrived.set)
+        try:
             await arrivals.arrived.wait()
+        finally:
+            timer.cancel()
         first: EventMessage | None = None
         try:
             first = reading.receive_nowait()

@@ -257,8 +257,9 @@ class RuntimeRequests:
         ticket = self._sessions.busy(namespace, ctx, asks=False)
         try:
             answer = await wait
-            if may_log(ctx) or asks_progress(ctx):
-                await self._forwarded(namespace, ticket)
+            progress = asks_progress(ctx)
+            if progress or may_log(ctx):
+                await self._forwarded(namespace, ticket, progress)
             return answer
         finally:
             self._sessions.idle(namespace, ticket)
@@ -300,8 +301,9 @@ class RuntimeRequests:
         try:
             self._routes.send(message)
             result = await while_connected(ctx, asyncio.wrap_future(message.reply))
-            if may_log(ctx) or asks_progress(ctx):
-                await self._forwarded(namespace, ticket)
+            progress = asks_progress(ctx)
+            if progress or may_log(ctx):
+                await self._forwarded(namespace, ticket, progress)
             return result
         except asyncio.CancelledError:
             message.reply.cancel()
@@ -313,18 +315,21 @@ class RuntimeRequests:
             self._sessions.idle(namespace, ticket)
             self._answered(routed)
 
-    async def _forwarded(self, namespace: str, ticket: int) -> None:
+    async def _forwarded(self, namespace: str, ticket: int, progress: bool) -> None:
         """Let what the backend said during the request (its log messages and progress, which
         reach us on a host thread) go out before the answer does: a client drops the progress of
         a request it has the answer of."""
         # Bounded: a stuck host handler must not hold every answer (the logs would be lost only).
         # Once delivered, the host thread has handed each log message to this loop, before the
-        # future's own completion reaches it.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.wrap_future(self._runtime.host.delivered()), _FLUSH_TIMEOUT)
-        # The progress handed over before that began its send, which the answer's wake-up
-        # follows; one more turn of the loop lets a send that waits on the stream go first.
-        await asyncio.sleep(0)
+        # future's own completion reaches it. Most calls find nothing queued: no wait then.
+        delivered = self._runtime.host.delivered()
+        if not delivered.done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.wrap_future(delivered), _FLUSH_TIMEOUT)
+        if progress:
+            # The progress handed over before that began its send, which the answer's wake-up
+            # follows; one more turn of the loop lets a send that waits on the stream go first.
+            await asyncio.sleep(0)
         client = self._sessions.request(namespace, ticket)
         sent = list(client.sent) if client is not None else []
         if sent:
