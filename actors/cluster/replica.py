@@ -34,6 +34,7 @@ from actors.cluster.served import ServedGateway
 from actors.config import BuiltinConfig, RuntimeConfig
 from actors.mcp.config import ServerConfig
 from actors.runtime import Runtime
+from actors.runtime.handlers import HostHandlers
 
 __all__ = ["ClusterReplica", "new_replica_id"]
 
@@ -43,6 +44,16 @@ _PULL_TIMEOUT = 3.0
 _LEARN_TIMEOUT = 60.0
 """How long ``prepare`` waits, at most, for servers to be learnt (here or elsewhere)."""
 _POLL = 0.2
+
+
+def _refused(namespace: str, params: dict[str, object]) -> dict[str, object]:
+    raise RuntimeError("a replica learning a server's lists has no client to ask")
+
+
+AS_A_GATEWAY = HostHandlers(sampling=_refused, elicitation=_refused, roots=())
+"""What a replica learns lists with: a gateway answers sampling, elicitation and roots (for its
+clients), and a server may list differently for a client that declares them, so the lists
+are learnt, and shared, as the gateway's runtime will ask for them."""
 
 
 def new_replica_id() -> str:
@@ -105,6 +116,7 @@ class ClusterReplica:
         time); one that runs on another replica is not started here, nor waited for. Its lease
         has the cluster's ``lease_ttl`` (a new Redis epoch's quiet period is counted from it)."""
         self.pins.pull(_PULL_TIMEOUT)
+        self.store.declare(AS_A_GATEWAY)
         unknown = self.store.pull(config.servers.values(), _PULL_TIMEOUT)
         deadline = time.monotonic() + timeout
         while unknown:
@@ -168,7 +180,14 @@ class ClusterReplica:
         )
         self.store.hold(servers)
         try:
-            with Runtime.start(only, schema_cache=self.store, pins=self.pins) as runtime:
+            with Runtime.start(
+                only,
+                schema_cache=self.store,
+                pins=self.pins,
+                sampling=AS_A_GATEWAY.sampling,
+                elicitation=AS_A_GATEWAY.elicitation,
+                roots=AS_A_GATEWAY.roots,
+            ) as runtime:
                 runtime.list_tools(timeout=timeout)
                 runtime.list_resources(timeout=timeout)
                 runtime.list_prompts(timeout=timeout)

@@ -91,7 +91,7 @@ class RedisSchemaStore(SchemaCache):
 
     def _key(self, config: ServerConfig) -> str:
         """The Redis key of the shared entry of ``config``'s server."""
-        return self.link.key("schema", self.key(config))
+        return self.link.key("schema", self.entry_key(config))
 
     def _entries(self, config: ServerConfig) -> list[tuple[str, Path]]:
         """The Redis key and the file of each entry of ``config``'s server: the one private to

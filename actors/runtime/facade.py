@@ -140,13 +140,13 @@ class Runtime:
         ``pins`` (`actors.pins.PinStore`): where definitions are pinned (`actors.runtime.pinning`).
         """
         resolved = RuntimeConfig() if config is None else load_config(config)
-        cache = schema_cache if isinstance(schema_cache, SchemaCache | None) else SchemaCache(schema_cache)
+        handlers = HostHandlers(sampling, elicitation, roots, handler_timeout)
+        cache = _declared_to(schema_cache, handlers)
         book = pin_book(pins, cache)
         host = HostCalls()
         try:
             # Before the loop starts: importing the SDK holds the GIL, which a running loop
             # (another runtime's, too) would wait on.
-            handlers = HostHandlers(sampling, elicitation, roots, handler_timeout)
             factory = sdk_transports(list(resolved.servers.values()), handlers, host, login)
         except BaseException:
             host.stop()
@@ -459,3 +459,12 @@ class Runtime:
 
     def __repr__(self) -> str:
         return f"<Runtime {len(self.dispatch.namespaces())} servers{' (shut down)' if self._closed else ''}>"
+
+
+def _declared_to(given: SchemaCache | str | Path | None, handlers: HostHandlers) -> SchemaCache | None:
+    """The schema cache ``given`` (a folder: one there), told what this runtime declares to
+    servers before anything is read: the entries it reads and writes are this runtime's."""
+    cache = given if isinstance(given, SchemaCache | None) else SchemaCache(given)
+    if cache is not None:
+        cache.declare(handlers)
+    return cache

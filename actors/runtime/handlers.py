@@ -15,6 +15,7 @@ from typing import Any
 
 from actors.mcp.config import ServerConfig
 from actors.mcp.transport import ClientHandlers, JSONObject
+from actors.runtime.declared import asks_model, asks_user
 from actors.runtime.host import HostCalls
 
 __all__ = ["HostHandlers", "LoginHandlers", "Roots", "client_handlers"]
@@ -73,17 +74,20 @@ def _root(entry: str | Mapping[str, Any]) -> JSONObject:
 
 
 def client_handlers(config: ServerConfig, handlers: HostHandlers, host: HostCalls) -> ClientHandlers:
-    """The coroutines a transport to ``config``'s server answers server requests with."""
+    """The coroutines a transport to ``config``'s server answers server requests with (each one
+    declares its capability: `actors.runtime.declared` says which)."""
     namespace = config.name
     sampling = elicitation = roots = None
-    if handlers.sampling is not None and config.sampling == "allow":
+    if asks_model(config, handlers):
         ask_model = handlers.sampling
+        assert ask_model is not None
 
         async def sampling(params: JSONObject) -> JSONObject:
             return await host.call(ask_model, namespace, params, timeout=handlers.timeout)
 
-    if handlers.elicitation is not None and config.elicitation in (None, "ask"):
+    if asks_user(config, handlers):
         ask_user = handlers.elicitation
+        assert ask_user is not None
 
         async def elicitation(params: JSONObject) -> JSONObject:
             return await host.call(ask_user, namespace, params, timeout=handlers.timeout)

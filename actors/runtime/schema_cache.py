@@ -8,9 +8,12 @@ rewritten when a server is first learnt and whenever what it lists, or a list's 
 (a list listed again only because it went stale is not written again).
 
 Each list keeps when it was received (wall-clock seconds: the file outlives the process) and
-its caching hint (SEP-2549). A server that marks one of its lists ``private`` may answer
-another authorization context differently: its entry is stored under a key that also covers
-the credentials (`context_key`: a salted, slow digest of the config's environment and header
+its caching hint (SEP-2549). A server may list differently for clients that declare other
+capabilities (sampling, elicitation, roots): the entry of a runtime that declares some is kept
+apart, under the key and those capabilities' names (`entry_key`), so the command line, a host
+and a gateway each read back their own list. A server that marks one of its lists ``private``
+may answer another authorization context differently: its entry is stored under a key that also
+covers the credentials (`context_key`: a salted, slow digest of the config's environment and header
 values, its OAuth settings, and for a remote server the token store it logs in with), so only
 the same credentials read it back; the shared entry of that server is removed. ``public`` and
 hint-less entries stay under the shared key, which a load tries second. No secret is written
@@ -38,6 +41,7 @@ from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
 from actors.mcp.freshness import LIST_KINDS, ListFreshness, ListKind, Received
 from actors.mcp.state import default_token_file
+from actors.runtime.declared import Answering, declared_capabilities
 from actors.tools import ToolSpec
 
 __all__ = ["CachedLists", "SchemaCache", "default_cache_folder"]
@@ -94,6 +98,9 @@ class SchemaCache:
         """Note the servers that could not start for a list, so that a new runtime's lists do not
         wait on them: for a gateway, which tells its clients when their lists come at last (a
         one-shot command waits for every server instead, and says which failed)."""
+        self._handlers: Answering | None = None
+        """What the runtime that uses this cache answers server requests with: the capabilities
+        it declares, and so which entry of a server it reads and writes (`declare`)."""
         self._digests: dict[tuple[str, str], str] = {}
         """(server key, credentials as JSON) → their digest: computed once per process (any
         thread; a race computes it twice)."""
@@ -112,6 +119,17 @@ class SchemaCache:
         }
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
 
+    def declare(self, handlers: Answering | None) -> None:
+        """The runtime that uses this cache answers with ``handlers`` (set once, as it starts,
+        before any entry is read): a cache serves one runtime's capabilities."""
+        self._handlers = handlers
+
+    def entry_key(self, config: ServerConfig) -> str:
+        """`key`, and the capabilities this cache's runtime declares to the server, if any: what
+        the server's shared entry is stored under."""
+        declared = declared_capabilities(config, self._handlers)
+        return self.key(config) if not declared else f"{self.key(config)}.{'+'.join(sorted(declared))}"
+
     def context_key(self, config: ServerConfig) -> str:
         """`key` and the authorization context: what a ``private`` list is stored under.
 
@@ -126,11 +144,11 @@ class SchemaCache:
         if digest is None:
             derived = hashlib.pbkdf2_hmac("sha256", credentials.encode(), shared.encode(), _DIGEST_ROUNDS)
             digest = self._digests[shared, credentials] = derived.hex()[:24]
-        return f"{shared}-{digest}"
+        return f"{self.entry_key(config)}-{digest}"
 
     def _path(self, config: ServerConfig) -> Path:
         """Where the shared entry of ``config``'s server lives."""
-        return self.folder / f"{self.key(config)}.json"
+        return self.folder / f"{self.entry_key(config)}.json"
 
     def _context_path(self, config: ServerConfig) -> Path:
         """Where the private entry of ``config``'s server, for its credentials, lives."""
