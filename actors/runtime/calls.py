@@ -25,8 +25,9 @@ from actors.runtime.host import HostCalls
 from actors.runtime.latency import Latencies
 from actors.runtime.messages import CallDone, CallTool, Complete, GetPrompt, ReadResource, ServerRequest
 from actors.runtime.owner import OwnerCheck
-from actors.runtime.refusals import answer_refusal, span_name
+from actors.runtime.refusals import answer_refusal
 from actors.runtime.reply import failure, settle
+from actors.runtime.semconv import bounded_json, capturing, request_attributes, span_name
 from actors.runtime.task_messages import CancelTask, GetTask, StartTask, UpdateTask
 from actors.runtime.telemetry import end_span, instruments, request_span, run_in
 from actors.runtime.waiting import Waiting
@@ -219,16 +220,15 @@ class Calls:
         self.last_activity = self.clock.monotonic()
         put, monotonic = self.completions.put, self.clock.monotonic
         labels = {"namespace": self.namespace, "target": call.target}
-        span = request_span(
-            span_name(call, self.namespace),
-            call.trace_context,
-            {
-                "mcp_actors.namespace": self.namespace,
-                "mcp_actors.target": call.target,
-                "mcp_actors.server.pid": self.adapter.pid or 0,
-                "mcp_actors.server.restarts": restarts,
-            },
-        )
+        span = request_span(span_name(call), call.trace_context, {})
+        if span.is_recording():  # attributes only for a span that keeps them
+            adapter, info = self.adapter, self.adapter.server_info
+            attributes = request_attributes(
+                call, self.namespace, adapter.config, info.protocol_version if info is not None else None
+            )
+            attributes["mcp_actors.server.pid"] = adapter.pid or 0
+            attributes["mcp_actors.server.restarts"] = restarts
+            span.set_attributes(attributes)
         metrics = instruments()
         metrics.in_flight.add(1, labels)
 
@@ -254,6 +254,8 @@ class Calls:
                 )
             )
             settle(call.reply, result)
+            if span.is_recording() and isinstance(call, CallTool | StartTask) and capturing():
+                span.set_attribute("gen_ai.tool.call.result", bounded_json(result.output))
             end_span(span, result.error_type, result.error, result.duration_ms)
             outcome = {**labels, "outcome": result.error_type or "ok"}
             metrics.in_flight.add(-1, labels)

@@ -7,31 +7,14 @@ count it, wherever it was refused (the facade, the built-in tools' actor, a serv
 
 from __future__ import annotations
 
-from actors.runtime.messages import CallTool, Complete, GetPrompt, ReadResource, ServerRequest
+from actors.runtime.messages import ServerRequest
 from actors.runtime.reply import settle
-from actors.runtime.task_messages import CancelTask, GetTask, StartTask, UpdateTask
+from actors.runtime.semconv import request_attributes, span_name
 from actors.runtime.telemetry import instruments, refused_span
 from actors.tools import ToolResult
 from actors.tools.check import Refusal
 
-__all__ = ["answer_refusal", "span_name"]
-
-
-def span_name(call: ServerRequest, namespace: str) -> str:
-    """The name of ``call``'s span: ``mcp.call_tool ns/tool`` and the like."""
-    match call:
-        case CallTool():
-            return f"mcp.call_tool {namespace}/{call.tool}"
-        case ReadResource():
-            return f"mcp.read_resource {namespace}"
-        case GetPrompt():
-            return f"mcp.get_prompt {namespace}/{call.prompt}"
-        case Complete():
-            return f"mcp.complete {namespace}"
-        case StartTask():
-            return f"mcp.start_task {namespace}/{call.tool}"
-        case GetTask() | UpdateTask() | CancelTask():
-            return f"mcp.{type(call).__name__.removesuffix('Task').lower()}_task {namespace}"
+__all__ = ["answer_refusal"]
 
 
 def answer_refusal(call: ServerRequest, refusal: Refusal, namespace: str | None = None) -> ToolResult:
@@ -41,9 +24,9 @@ def answer_refusal(call: ServerRequest, refusal: Refusal, namespace: str | None 
     target = str(call.target)
     labels = {"namespace": ns, "target": target}
     refused_span(
-        span_name(call, ns),
+        span_name(call),
         call.trace_context,
-        {"mcp_actors.namespace": ns, "mcp_actors.target": target, "mcp_actors.refused": refusal.reason.value},
+        {**request_attributes(call, ns), "mcp_actors.refused": refusal.reason.value},
         refusal.error_type,
         result.error or refusal.message,
     )

@@ -7,6 +7,7 @@ only while a test asks it to, so the rest of the run is not slowed or filled wit
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -23,6 +24,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.trace import StatusCode
 
 from actors import CallTool, Runtime
+from actors.runtime.semconv import CONTENT_LIMIT
 from tests.conftest import wait_until
 from tests.runtime.conftest import ROOT, config, stdio_server
 
@@ -95,7 +97,8 @@ def test_a_calls_spans_form_one_trace_across_threads(spans: _Collector) -> None:
             result = rt.call_tool("fx/echo", {"text": "traced"}, timeout=WAIT)
         assert result.success, result
         assert wait_until(lambda: spans.named("MCP send tools/call"), WAIT)
-    (call,) = spans.named("mcp.call_tool fx/echo")
+        negotiated = rt.status("fx")[0].protocol_version
+    (call,) = spans.named("tools/call echo")
     (sent,) = spans.named("MCP send tools/call echo")
     host_trace = root.get_span_context().trace_id
     assert trace_ids([call, sent]) == {host_trace}
@@ -107,6 +110,39 @@ def test_a_calls_spans_form_one_trace_across_threads(spans: _Collector) -> None:
     assert call.attributes["mcp_actors.target"] == "echo"
     assert call.attributes["mcp_actors.server.pid"] > 0
     assert call.status.status_code != StatusCode.ERROR
+    # The OpenTelemetry semantic conventions for MCP (an mcp.client span).
+    assert call.kind == trace.SpanKind.CLIENT
+    assert call.attributes["mcp.method.name"] == "tools/call"
+    assert call.attributes["gen_ai.operation.name"] == "execute_tool"
+    assert call.attributes["gen_ai.tool.name"] == "echo"
+    assert call.attributes["network.transport"] == "pipe"
+    assert negotiated and call.attributes["mcp.protocol.version"] == negotiated
+    # Arguments and results only when the host opts in.
+    assert "gen_ai.tool.call.arguments" not in call.attributes
+    assert "gen_ai.tool.call.result" not in call.attributes
+
+
+def test_arguments_and_results_are_recorded_only_when_opted_in_and_cut(
+    spans: _Collector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    with Runtime.start(config({"fx": stdio_server("fixture_server", "--surface")})) as rt:
+        assert rt.call_tool("fx/echo", {"text": "seen"}, timeout=WAIT).success
+        assert rt.call_tool("fx/echo", {"text": "y" * 100_000}, timeout=WAIT).success
+        assert rt.read_resource("fx", "fixture://greeting", timeout=WAIT).success
+        assert wait_until(lambda: len(spans.named("tools/call echo")) == 2, WAIT)
+        assert wait_until(lambda: spans.named("resources/read"), WAIT)
+    small, big = sorted(spans.named("tools/call echo"), key=lambda span: span.start_time or 0)
+    assert small.attributes is not None and big.attributes is not None
+    assert json.loads(str(small.attributes["gen_ai.tool.call.arguments"])) == {"text": "seen"}
+    assert "seen" in str(small.attributes["gen_ai.tool.call.result"])
+    for key in ("gen_ai.tool.call.arguments", "gen_ai.tool.call.result"):
+        recorded = str(big.attributes[key])
+        assert len(recorded) <= CONTENT_LIMIT + len("…(cut)") and recorded.endswith("…(cut)")
+    (read,) = spans.named("resources/read")
+    assert read.attributes is not None
+    assert read.attributes["mcp.method.name"] == "resources/read"
+    assert read.attributes["mcp.resource.uri"] == "fixture://greeting"
 
 
 def test_a_message_api_call_carries_the_senders_context(spans: _Collector) -> None:
@@ -116,8 +152,8 @@ def test_a_message_api_call_carries_the_senders_context(spans: _Collector) -> No
             message = CallTool("fx", "add", {"a": 1, "b": 2})
         rt.registry.tell(message)  # sent outside the span: the message remembers it
         assert message.reply.result(timeout=WAIT).success
-        assert wait_until(lambda: spans.named("mcp.call_tool fx/add"), WAIT)
-    (call,) = spans.named("mcp.call_tool fx/add")
+        assert wait_until(lambda: spans.named("tools/call add"), WAIT)
+    (call,) = spans.named("tools/call add")
     assert call.context is not None and call.context.trace_id == root.get_span_context().trace_id
 
 
@@ -133,8 +169,8 @@ def test_a_crash_shows_as_an_error_span_and_a_restart_metric(spans: _Collector) 
         os.kill(pid, signal.SIGKILL)
         assert slow.reply.result(timeout=WAIT).error_type == "connection"
         assert wait_until(lambda: rt.status("fx")[0].restarts == 1, WAIT)
-        assert wait_until(lambda: spans.named("mcp.call_tool fx/sleep"), WAIT)
-    (failed,) = spans.named("mcp.call_tool fx/sleep")
+        assert wait_until(lambda: spans.named("tools/call sleep"), WAIT)
+    (failed,) = spans.named("tools/call sleep")
     assert failed.status.status_code == StatusCode.ERROR
     assert failed.attributes is not None and failed.attributes["error.type"] == "connection"
     assert spans.named("mcp.server.crash fx")
@@ -178,10 +214,10 @@ def test_a_call_refused_by_the_check_is_a_span_with_its_error_type(spans: _Colle
         assert message.reply.result(timeout=WAIT).error_type == "validation"
         facade = rt.call_tool("fx/sleep", {"seconds": 0}, timeout=True)  # type: ignore[arg-type]
         assert facade.error_type == "validation", facade
-        assert wait_until(lambda: len(spans.named("mcp.call_tool fx/echo")) == 2, WAIT)
-    echo = [s for s in spans.named("mcp.call_tool fx/echo") if s.status.status_code == StatusCode.ERROR]
-    (add,) = spans.named("mcp.call_tool fx/add")
-    (sleep,) = spans.named("mcp.call_tool fx/sleep")
+        assert wait_until(lambda: len(spans.named("tools/call echo")) == 2, WAIT)
+    echo = [s for s in spans.named("tools/call echo") if s.status.status_code == StatusCode.ERROR]
+    (add,) = spans.named("tools/call add")
+    (sleep,) = spans.named("tools/call sleep")
     for span in (echo[0], add, sleep):
         assert span.attributes is not None
         assert span.attributes["error.type"] == "validation"
