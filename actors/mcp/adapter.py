@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import anyio.to_thread
 from opentelemetry import context as otel_context
 
 from actors.mcp.catalog import Catalog
@@ -28,7 +27,7 @@ from actors.mcp.classify import classify, connect_failure
 from actors.mcp.config import ServerConfig, ToolFilter
 from actors.mcp.freshness import Freshnesses, Listing
 from actors.mcp.inputs import CALL_INPUTS, CallInputs
-from actors.mcp.loop import EventLoop
+from actors.mcp.loop import EventLoop, offload
 from actors.mcp.redaction import Redactor
 from actors.mcp.relay import Relay
 from actors.mcp.request_functions import completion_request, prompt_request
@@ -422,12 +421,13 @@ class MCPToolAdapter:
             refusal: Refusal | None = None
             if isinstance(check, ToolSpec):
                 if not quickly_valid(check, arguments):
-                    # Off the loop: a schema pattern may take up to its time limit.
-                    refusal = await anyio.to_thread.run_sync(_check_schema, check, arguments)
+                    # Off the loop: a schema pattern may take up to its time limit. On the loop's
+                    # own worker: a new thread's start would block the loop until it runs.
+                    refusal = await offload(_check_schema, check, arguments)
             elif check is _WHOLE:
                 # Off the loop: the size of big arguments too is work the loop must not do.
                 offered = await self._offered_tools()
-                refusal = await anyio.to_thread.run_sync(self._check, tool, arguments, offered)
+                refusal = await offload(self._check, tool, arguments, offered)
             if refusal is not None:
                 result = refusal.result()
                 return result.model_copy(update={"duration_ms": (time.monotonic() - start) * 1000.0})
