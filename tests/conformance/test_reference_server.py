@@ -17,14 +17,24 @@ SET_TIMEOUT = 300.0
 pytestmark = pytest.mark.timeout(SET_TIMEOUT + 60)
 
 
-@pytest.mark.parametrize("revision", REVISIONS)
-def test_the_reference_server_passes_every_required_scenario(tmp_path: Path, revision: str) -> None:
+SERVERS = [("tests.servers.everything_server", revision) for revision in REVISIONS] + [
+    # Its tools ask on the session's back-channel: the handshake era's set only
+    # (tests/gateway/test_era_copies.py runs the same set through the gateway).
+    ("tests.servers.era_specific_server", "2025-11-25"),
+]
+
+
+@pytest.mark.parametrize(("module", "revision"), SERVERS)
+def test_the_reference_server_passes_every_required_scenario(
+    tmp_path: Path, module: str, revision: str
+) -> None:
     node = node22()
-    with HTTPServer(module="tests.servers.everything_server") as server:
+    with HTTPServer(module=module) as server:
         scenarios, output = run_set(
             node, revision, "server", ["--url", server.url], tmp_path / "results", SET_TIMEOUT
         )
     expected = required(node, revision, "server")
     assert len(expected) >= 25, expected
     failing, _, context = verdict(expected, scenarios, {}, output)
-    assert not failing, f"conformance {suite_version()}, {revision}, directly: failing {failing}{context}"
+    where = f"conformance {suite_version()}, {revision}, {module} directly"
+    assert not failing, f"{where}: failing {failing}{context}"

@@ -169,7 +169,7 @@ def _ask_enums(ctx: Context) -> Elicit[Enums] | str:
     return Elicit("Please select values using different enum schema types", Enums)
 
 
-def _elicited(answer: ElicitationResult[Any] | str, label: str) -> str:
+def elicited(answer: ElicitationResult[Any] | str, label: str) -> str:
     if isinstance(answer, str):
         return f"Elicitation not supported or error: {answer}"
     data = getattr(answer, "data", None)
@@ -265,21 +265,21 @@ def build() -> MCPServer:
         message: str, answer: Annotated[ElicitationResult[Reply] | str, Resolve(_ask_reply)]
     ) -> str:
         """Asks the client's user for a response."""
-        return _elicited(answer, "User response")
+        return elicited(answer, "User response")
 
     @server.tool()
     def test_elicitation_sep1034_defaults(
         answer: Annotated[ElicitationResult[Defaults] | str, Resolve(_ask_defaults)],
     ) -> str:
         """Asks with a default for every primitive type."""
-        return _elicited(answer, "Elicitation result")
+        return elicited(answer, "Elicitation result")
 
     @server.tool()
     def test_elicitation_sep1330_enums(
         answer: Annotated[ElicitationResult[Enums] | str, Resolve(_ask_enums)],
     ) -> str:
         """Asks with every kind of enum."""
-        return _elicited(answer, "Elicitation completed")
+        return elicited(answer, "Elicitation completed")
 
     @server.tool()
     async def test_reconnection(ctx: Context) -> str:
