@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 TransportKind = Literal["stdio", "streamable-http", "sse"]
-OAuthGrant = Literal["authorization_code", "client_credentials", "identity_assertion"]
+OAuthGrant = Literal["authorization_code", "client_credentials", "identity_assertion", "workload_identity"]
 ProtocolMode = Literal["legacy", "auto", "2026-07-28"]
 RestartPolicy = Literal["permanent", "transient", "temporary"]
 Affinity = Literal["any", "single", "user"]
@@ -114,14 +114,26 @@ class OAuthConfig(BaseModel):
     client authenticates itself with ``clientSecret`` or ``privateKeyFile``, no user;
     ``identity_assertion``: enterprise-managed (SEP-990), the host's identity provider vouches for
     the user (an ID-JAG from the host's handler), exchanged at ``issuer`` with ``clientId`` and
-    ``clientSecret``."""
+    ``clientSecret``; ``workload_identity``: workload identity federation (SEP-1933), the
+    platform's token for this workload (``workloadTokenFile``) exchanged for an access token
+    (RFC 7523 JWT bearer grant), no user and no secret."""
     private_key_file: str | None = None
     """A PEM private key that signs the client's assertion (``private_key_jwt``, client_credentials)."""
+    workload_token_file: str | None = None
+    """The file the platform keeps this workload's identity token in (a Kubernetes projected
+    service account token, a CI job's OIDC token), read afresh for every token request: the
+    ``workload_identity`` grant's assertion."""
     issuer: str | None = None
     """The authorization server that ``clientId`` belongs to; client credentials are only sent there."""
     redirect_port: int | None = Field(default=None, ge=1, le=65535)
     """The loopback port the login's redirect comes back to (``http://127.0.0.1:PORT/callback``);
     needed when the client was registered with a fixed redirect URI; unset: any free port."""
+
+    @property
+    def unattended(self) -> bool:
+        """Whether the client logs itself in (client credentials, workload identity): nobody is
+        asked, and a refused token is replaced by a new exchange."""
+        return self.grant in ("client_credentials", "workload_identity")
 
     @field_validator("scopes", mode="before")
     @classmethod
@@ -165,6 +177,13 @@ class OAuthConfig(BaseModel):
             missing = [f"'{key}'" for key, value in needed.items() if not value]
             if missing:
                 raise ValueError(f"the identity_assertion grant needs {', '.join(missing)}")
+        if self.grant == "workload_identity":
+            if not self.client_id or not self.workload_token_file:
+                raise ValueError("the workload_identity grant needs a 'clientId' and a 'workloadTokenFile'")
+            if self.client_secret:
+                raise ValueError("the workload_identity grant sends no secret: its token is the credential")
+        elif self.workload_token_file:
+            raise ValueError("'workloadTokenFile' is only used by the workload_identity grant")
         if self.client_secret and not self.client_id:
             raise ValueError("'clientSecret' needs the 'clientId' it belongs to")
         return self

@@ -93,6 +93,21 @@ def test_oauth_is_ours_now_not_an_ignored_foreign_key() -> None:
         ({"grant": "client_credentials"}, "needs a 'clientId'"),
         ({"grant": "client_credentials", "clientId": "c"}, "needs a 'clientSecret' or a 'privateKeyFile'"),
         ({"grant": "identity_assertion", "clientId": "c"}, "needs 'clientSecret', 'issuer'"),
+        ({"grant": "workload_identity", "clientId": "c"}, "needs a 'clientId' and a 'workloadTokenFile'"),
+        (
+            {"grant": "workload_identity", "workloadTokenFile": "/t"},
+            "needs a 'clientId' and a 'workloadTokenFile'",
+        ),
+        (
+            {
+                "grant": "workload_identity",
+                "clientId": "c",
+                "workloadTokenFile": "/t",
+                "clientSecret": SECRET,
+            },
+            "sends no secret",
+        ),
+        ({"workloadTokenFile": "/t"}, "only used by the workload_identity grant"),
         ({"grant": "password"}, "oauth.grant"),
         ({"clientSecret": SECRET}, "'clientSecret' needs the 'clientId'"),
         ({"privateKeyFile": "k.pem"}, "only used by the client_credentials grant"),

@@ -10,6 +10,7 @@ import json
 import logging
 import threading
 import urllib.parse
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
@@ -40,7 +41,7 @@ from tests.auth.conftest import (
     whoami,
 )
 from tests.servers.http_server import free_port
-from tests.servers.oauth_server import GOOD_ASSERTION
+from tests.servers.oauth_server import GOOD_ASSERTION, WORKLOAD_CLIENT
 
 
 def refusal(loop: EventLoop, config: Any, store: TokenStore, *steps: Any, **auth: Any) -> BaseException:
@@ -439,3 +440,97 @@ def test_secrets_never_reach_logs_or_reprs(
         assert secret not in caplog.text
         assert secret not in shown
     assert any(r.name.startswith("actors.mcp.auth") for r in caplog.records)  # the log was on
+
+
+# ---- workload identity (SEP-1933) ---------------------------------------------------------------------
+
+
+def workload_config(oauth_server: OAuthServer, token_file: Path) -> Any:
+    return oauth_server.config(
+        {
+            "grant": "workload_identity",
+            "clientId": WORKLOAD_CLIENT,
+            "workloadTokenFile": str(token_file),
+            "issuer": oauth_server.base,
+        }
+    )
+
+
+def test_workload_identity_logs_in_with_the_platforms_token_and_stores_the_access_token(
+    oauth_server: OAuthServer, store: TokenStore, loop: EventLoop, tmp_path: Path
+) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("workload-token-one\n")
+    config = workload_config(oauth_server, token_file)
+    assert auth_status(config, store) == "ok"  # nobody needs to log in
+    before = oauth_server.stats()
+    assert run_session(loop, config, store, whoami) == [WORKLOAD_CLIENT]
+    after = oauth_server.stats()
+    assert after["workload:workload-token-one"] - before["workload:workload-token-one"] == 1
+    assert after["authorize"] == before["authorize"]
+    # The next connection uses the stored token: no new exchange.
+    run_session(loop, config, store, whoami)
+    assert oauth_server.stats()["token:workload_identity"] == after["token:workload_identity"]
+
+
+def test_workload_identity_exchanges_the_rotated_token_before_expiry_and_on_a_401(
+    oauth_server: OAuthServer, store: TokenStore, loop: EventLoop, tmp_path: Path
+) -> None:
+    """The platform rotates its token in the file: each exchange reads it afresh. An access token
+    about to expire is replaced before it goes out; one the server refuses, on the 401; neither
+    needs a person (there is no refresh token: a new exchange is the renewal)."""
+    token_file = tmp_path / "token"
+    token_file.write_text("workload-token-first")
+    config = workload_config(oauth_server, token_file)
+    run_session(loop, config, store, whoami)
+
+    token_file.write_text("workload-token-second")
+    expire_stored_token(store, oauth_server.url)
+    before = oauth_server.stats()
+    assert run_session(loop, config, store, whoami) == [WORKLOAD_CLIENT]
+    after = oauth_server.stats()
+    assert after["workload:workload-token-second"] - before["workload:workload-token-second"] == 1
+    assert after["mcp:401"] == before["mcp:401"]  # replaced first: the old token never went out
+
+    counts: dict[str, int] = {}
+
+    async def rotate_and_expire(client: Client) -> None:
+        counts["before"] = oauth_server.stats()["workload:workload-token-third"]
+        await anyio.to_thread.run_sync(token_file.write_text, "workload-token-third")
+        await anyio.to_thread.run_sync(oauth_server.control, "expire")  # every access token refused
+
+    first, _, second = run_session(loop, config, store, whoami, rotate_and_expire, whoami)
+    assert first == second == WORKLOAD_CLIENT
+    assert oauth_server.stats()["workload:workload-token-third"] - counts["before"] == 1
+    assert oauth_server.stats()["authorize"] == after["authorize"]
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (None, "cannot read the workload token file"),
+        ("", "is empty"),
+        ("not-a-workload-token", "Token exchange failed (400)"),
+    ],
+)
+def test_a_missing_or_refused_workload_token_is_classified_auth_and_names_why(
+    oauth_server: OAuthServer,
+    store: TokenStore,
+    loop: EventLoop,
+    tmp_path: Path,
+    content: str | None,
+    reason: str,
+) -> None:
+    token_file = tmp_path / "token"
+    if content is not None:
+        token_file.write_text(content)
+    before = oauth_server.stats()
+    exc = refusal(loop, workload_config(oauth_server, token_file), store, whoami)
+    kind, message = classify(exc)
+    assert kind is ErrorType.AUTH, message
+    assert message.startswith("auth error: srv") and reason in message, message
+    if content is None or not content:
+        assert str(token_file) in message
+    # Refused once, never retried with the same token or another grant.
+    expected = 0 if content is None or not content else 1
+    assert oauth_server.stats()["token:workload_identity"] - before["token:workload_identity"] == expected

@@ -97,6 +97,17 @@ def oauth_entry(scenario: str, url: str, context: dict[str, Any], folder: Path) 
             key.write_text(context["private_key_pem"])
             oauth["privateKeyFile"] = str(key)
         return oauth
+    # SEP-1933: the workload's token, where a platform would leave it.
+    if scenario.startswith("auth/wif-"):
+        token = folder / "workload-token"
+        token.touch(mode=0o600)
+        token.write_text(context["valid_jwt"])
+        return {
+            "grant": "workload_identity",
+            "issuer": authorization_server(url),
+            **client,
+            "workloadTokenFile": str(token),
+        }
     # SEP-990, "cross-app-access" in the 0.1 suite, "enterprise-managed-authorization" in 0.2.
     if scenario.startswith(("auth/cross-app-access", "auth/enterprise-managed-authorization")):
         return {"grant": "identity_assertion", "issuer": authorization_server(url), **client}

@@ -15,6 +15,9 @@ follows that redirect (or lets a loopback listener receive it) as the conformanc
 the assertion ``good-id-jag``, and the client_credentials grant for the client ``--client-id`` /
 ``--client-secret`` (the SDK's token endpoint has no such grant; a small ASGI layer adds it).
 
+``/token`` answers the workload identity grant (SEP-1933) too: the JWT bearer grant from the public
+client ``workload`` (no secret), whose assertion is good when it begins ``workload-token-``.
+
 Tools: ``whoami`` (the client id of the caller's token), ``echo``.
 
 Controls for tests (no token needed):
@@ -58,6 +61,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SCOPE = "mcp"
 GOOD_ASSERTION = "good-id-jag"
+WORKLOAD_CLIENT = "workload"
+"""The public client of the workload identity grant (SEP-1933): no secret."""
+WORKLOAD_TOKEN_PREFIX = "workload-token-"
+"""A stand-in for a platform's signed token: any assertion so named is a good one."""
 """The identity assertion (SEP-990) the server accepts for the pre-registered client."""
 
 
@@ -202,6 +209,9 @@ class TestLayer:
             if form.get("grant_type") == "client_credentials":
                 await self._client_credentials(scope, form)(scope, receive, send)
                 return
+            if form.get("grant_type") == JWT_BEARER_GRANT_TYPE and form.get("client_id") == WORKLOAD_CLIENT:
+                await self._workload_identity(form)(scope, receive, send)
+                return
             receive = _replay(body)
 
         if path.startswith("/.well-known/"):
@@ -235,6 +245,17 @@ class TestLayer:
             return JSONResponse({"error": "invalid_client"}, 401)
         scopes = form.get("scope", SCOPE).split()
         token = self.provider.issue(client_id, scopes, form.get("resource"))
+        token.refresh_token = None
+        return JSONResponse(token.model_dump(exclude_none=True))
+
+    def _workload_identity(self, form: dict[str, str]) -> Response:
+        """SEP-1933: a public client (no secret) presents its platform's token for this workload."""
+        assertion = form.get("assertion", "")
+        self.provider.stats["token:workload_identity"] += 1
+        self.provider.stats[f"workload:{assertion}"] += 1
+        if "client_secret" in form or not assertion.startswith(WORKLOAD_TOKEN_PREFIX):
+            return JSONResponse({"error": "invalid_grant", "error_description": "not a workload token"}, 400)
+        token = self.provider.issue(WORKLOAD_CLIENT, form.get("scope", SCOPE).split(), form.get("resource"))
         token.refresh_token = None
         return JSONResponse(token.model_dump(exclude_none=True))
 

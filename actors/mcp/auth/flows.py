@@ -7,6 +7,7 @@ import logging
 from collections.abc import AsyncGenerator
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio.to_thread
 import httpx2
@@ -17,18 +18,20 @@ from mcp.client.auth.extensions.client_credentials import (
 )
 from mcp.client.auth.utils import extract_field_from_www_auth, union_scopes
 from mcp.shared.auth import (
+    JWT_BEARER_GRANT_TYPE,
     OAuthClientInformationFull,
     OAuthMetadata,
     ProtectedResourceMetadata,
 )
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from pydantic import AnyUrl
 
-from actors.mcp.auth.errors import AuthRefused, LoginRequired, auth_failure, refusal_reason
+from actors.mcp.auth.errors import AuthError, AuthRefused, LoginRequired, auth_failure, refusal_reason
 from actors.mcp.auth.redirect import free_port, loopback_port, port_free, redirect_uri_for
 from actors.mcp.auth.store import ServerTokenStorage, StoredLogin
 from actors.mcp.config import OAuthConfig
 
-__all__ = ["AuthorizationCode", "ClientCredentials", "PrivateKeyJWT", "StoredLoginFlow"]
+__all__ = ["AuthorizationCode", "ClientCredentials", "PrivateKeyJWT", "StoredLoginFlow", "WorkloadIdentity"]
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +93,20 @@ class StoredLoginFlow(OAuthClientProvider):
     # -- the flow around the SDK's ------------------------------------------------------------
 
     async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        if self._oauth.unattended:
+            renewing = self._renewed_ahead(request)
+            try:
+                outgoing = await renewing.__anext__()
+                while True:
+                    outgoing = await renewing.asend((yield outgoing))
+            except StopAsyncIteration:
+                pass
+            except OAuthFlowError as exc:
+                failure = auth_failure(exc, self._server)
+                assert failure is not None
+                raise failure from exc
+            finally:
+                await renewing.aclose()
         # At most two passes: the SDK's flow, and once more with a login when the stored
         # login's refresh was refused (only where a person may log in).
         for attempt in range(2):
@@ -121,6 +138,26 @@ class StoredLoginFlow(OAuthClientProvider):
                 request.headers.pop("Authorization", None)
                 continue
             raise AuthRefused(self._server, final.status_code, refusal_reason(final))
+
+    async def _renewed_ahead(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        """A client that logs itself in replaces an expired token without a refresh token before
+        the request goes out (the SDK's flow would send the request bare, and exchange on its 401)."""
+        async with self.context.lock:
+            if not self._initialized:
+                await self._initialize()
+            context = self.context
+            if (
+                context.current_tokens is None
+                or context.is_token_valid()
+                or context.can_refresh_token()
+                or context.oauth_metadata is None
+            ):
+                return
+            context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+            response = yield await self._perform_authorization()
+            await self._handle_token_response(response)
 
     async def _unanswerable(self, response: httpx2.Response, state: _LoginAttempt) -> None:
         """Raise `LoginRequired` for a refusal that only a person could answer, when there is none."""
@@ -270,3 +307,70 @@ class ClientCredentials(StoredLoginFlow, ClientCredentialsOAuthProvider):
 
 class PrivateKeyJWT(StoredLoginFlow, PrivateKeyJWTOAuthProvider):
     """The client-credentials grant with a signed assertion (``private_key_jwt``)."""
+
+
+class WorkloadIdentity(StoredLoginFlow, ClientCredentialsOAuthProvider):
+    """Workload identity federation (SEP-1933): the platform's token for this workload, read
+    afresh from its file for every token request (platforms rotate it), exchanged with the RFC 7523
+    JWT bearer grant. The client sends no secret (``none``): the token is the credential. A token
+    about to expire, or refused with a 401, is replaced by a new exchange; no person is asked."""
+
+    def __init__(
+        self,
+        *,
+        server_url: str,
+        storage: ServerTokenStorage,
+        client_id: str,
+        token_file: str,
+        scope: str | None,
+        issuer: str | None,
+    ) -> None:
+        # The SDK's client-credentials provider discovers the authorization server and pins it
+        # to ``issuer``; only the grant differs (and the secret, which there is none of).
+        super().__init__(
+            server_url=server_url,
+            storage=storage,
+            client_id=client_id,
+            client_secret="",
+            scope=scope,
+            issuer=issuer,
+        )
+        self._fixed_client_info = OAuthClientInformationFull(
+            redirect_uris=None,
+            client_id=client_id,
+            grant_types=[JWT_BEARER_GRANT_TYPE],
+            token_endpoint_auth_method="none",
+            scope=scope,
+        )
+        self._token_file = Path(token_file).expanduser()
+
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        self._configured_client = self.context.client_info
+
+    async def _exchange_token_client_credentials(self) -> httpx2.Request:
+        # The SDK's request is built for its checks (the configured issuer's metadata), not sent.
+        await super()._exchange_token_client_credentials()
+        data = {"grant_type": JWT_BEARER_GRANT_TYPE, "assertion": await self._workload_token()}
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        data, headers = self.context.prepare_token_auth(data, headers)
+        data.setdefault("client_id", self._fixed_client_info.client_id or "")  # a public client names itself
+        if self.context.should_include_resource_param(self.context.protocol_version):
+            data["resource"] = self.context.get_resource_url()
+        if self.context.client_metadata.scope:
+            data["scope"] = self.context.client_metadata.scope
+        return httpx2.Request("POST", self._get_token_endpoint(), data=data, headers=headers)
+
+    async def _workload_token(self) -> str:
+        """The workload's token as the platform left it, read on a worker thread."""
+        try:
+            token = (await anyio.to_thread.run_sync(self._token_file.read_text)).strip()
+        except OSError as exc:
+            raise AuthError(
+                self._server, f"{self._server}: cannot read the workload token file {self._token_file}: {exc}"
+            ) from None
+        if not token:
+            raise AuthError(
+                self._server, f"{self._server}: the workload token file {self._token_file} is empty"
+            )
+        return token

@@ -80,7 +80,7 @@ def login(
 
     ssl_context = default_ssl_context()
     with LoopbackRedirect(open_url=show, timeout=timeout, server=config.name) as redirect:
-        if config.oauth is not None and config.oauth.grant == "client_credentials":
+        if config.oauth is not None and config.oauth.unattended:
             auth = oauth_provider(config, store, fresh=True)
         else:
             auth = oauth_provider(
@@ -106,11 +106,12 @@ def logout(config: ServerConfig, store: TokenStore) -> bool:
 
 
 def auth_status(config: ServerConfig, store: TokenStore) -> AuthStatus:
-    """``ok``, ``expired`` or ``needs login`` (see `StoredLogin.status`); a client-credentials
-    server is ``ok``: it logs itself in. Reads the store: not on the event loop."""
+    """``ok``, ``expired`` or ``needs login`` (see `StoredLogin.status`); a server whose client
+    logs itself in (client credentials, workload identity) is ``ok``. Reads the store: not on the
+    event loop."""
     if config.transport == "stdio" or not config.url:
         raise ValueError(f"server {config.name!r} is not a remote server")
-    if config.oauth is not None and config.oauth.grant == "client_credentials":
+    if config.oauth is not None and config.oauth.unattended:
         return "ok"
     return store.load(config.url).status()
 

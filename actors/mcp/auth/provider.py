@@ -40,7 +40,13 @@ from pydantic import AnyUrl
 
 from actors.mcp.auth.client_assertion import KeyFileAssertion
 from actors.mcp.auth.errors import AuthError, AuthRefused, auth_failure, refusal_reason
-from actors.mcp.auth.flows import AuthorizationCode, ClientCredentials, PrivateKeyJWT, StoredLoginFlow
+from actors.mcp.auth.flows import (
+    AuthorizationCode,
+    ClientCredentials,
+    PrivateKeyJWT,
+    StoredLoginFlow,
+    WorkloadIdentity,
+)
 from actors.mcp.auth.redirect import redirect_uri_for
 from actors.mcp.auth.store import TokenStore
 from actors.mcp.config import OAuthConfig, ServerConfig
@@ -118,7 +124,17 @@ def oauth_provider(
             token_endpoint_auth_method="client_secret_basic",
         )
     provider: StoredLoginFlow
-    if oauth.grant == "client_credentials":
+    if oauth.grant == "workload_identity":
+        assert oauth.client_id is not None and oauth.workload_token_file is not None
+        provider = WorkloadIdentity(
+            server_url=config.url,
+            storage=storage,
+            client_id=oauth.client_id,
+            token_file=oauth.workload_token_file,
+            scope=scope,
+            issuer=oauth.issuer,
+        )
+    elif oauth.grant == "client_credentials":
         assert oauth.client_id is not None
         if oauth.private_key_file:
             provider = PrivateKeyJWT(
