@@ -32,12 +32,14 @@ BEYOND_THE_SETS = (
     "auth/2025-03-26-oauth-metadata-backcompat",
     "auth/client-credentials-basic",
     "auth/client-credentials-jwt",
+    "auth/dpop",
+    "auth/dpop-nonce",
     "auth/enterprise-managed-authorization",
     "auth/wif-jwt-bearer",
 )
 """Client scenarios the current suite has but neither frozen set requires, that the runtime
 must pass all the same: logins it offers (client credentials, SEP-990's identity assertion,
-SEP-1933's workload identity) and the fallbacks for 2025-03-26 servers."""
+SEP-1933's workload identity, SEP-1932's DPoP) and the fallbacks for 2025-03-26 servers."""
 SERVER_BEYOND_THE_SETS = ("json-schema-2020-12", "server-sse-polling")
 """Server scenarios the current suite has but neither frozen set requires, that the gateway
 must pass all the same (a warning allowed: SSE resumability is optional)."""

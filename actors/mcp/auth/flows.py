@@ -26,6 +26,7 @@ from mcp.shared.auth import (
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from pydantic import AnyUrl
 
+from actors.mcp.auth.dpop import Proofs, htu_of
 from actors.mcp.auth.errors import AuthError, AuthRefused, LoginRequired, auth_failure, refusal_reason
 from actors.mcp.auth.redirect import free_port, loopback_port, port_free, redirect_uri_for
 from actors.mcp.auth.store import ServerTokenStorage, StoredLogin
@@ -82,6 +83,7 @@ class StoredLoginFlow(OAuthClientProvider):
         self._fixed_redirect_uri = redirect_uri
         self._fresh = fresh
         self._configured_client = None
+        self._proofs: Proofs | None = None
         storage.describe = self._discovered
 
     def __repr__(self) -> str:
@@ -102,9 +104,7 @@ class StoredLoginFlow(OAuthClientProvider):
             except StopAsyncIteration:
                 pass
             except OAuthFlowError as exc:
-                failure = auth_failure(exc, self._server)
-                assert failure is not None
-                raise failure from exc
+                raise self._classified(exc) from exc
             finally:
                 await renewing.aclose()
         # At most two passes: the SDK's flow, and once more with a login when the stored
@@ -117,7 +117,14 @@ class StoredLoginFlow(OAuthClientProvider):
             try:
                 outgoing = await flow.__anext__()
                 while True:
+                    proved = await self._proved(outgoing, request)
                     response = yield outgoing
+                    if self._proofs is not None and await self._proofs.again_with_nonce(outgoing, response):
+                        await self._proved(outgoing, request)
+                        response = yield outgoing
+                        await self._proofs.again_with_nonce(outgoing, response)
+                    if proved and self._proofs is not None:
+                        response = await self._proofs.token_response(response)
                     if outgoing is request:
                         final = response
                         state.challenge = response.status_code
@@ -126,10 +133,7 @@ class StoredLoginFlow(OAuthClientProvider):
             except StopAsyncIteration:
                 pass
             except OAuthFlowError as exc:
-                # The SDK's failures do not know which server they are about.
-                failure = auth_failure(exc, self._server)
-                assert failure is not None
-                raise failure from exc
+                raise self._classified(exc) from exc
             finally:
                 await flow.aclose()
             if final is None or final.status_code not in (401, 403):
@@ -156,8 +160,38 @@ class StoredLoginFlow(OAuthClientProvider):
             ):
                 return
             context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
-            response = yield await self._perform_authorization()
+            exchange = await self._perform_authorization()
+            proved = await self._proved(exchange, request)
+            response = yield exchange
+            if self._proofs is not None and await self._proofs.again_with_nonce(exchange, response):
+                await self._proved(exchange, request)
+                response = yield exchange
+            if proved and self._proofs is not None:
+                response = await self._proofs.token_response(response)
             await self._handle_token_response(response)
+
+    def _classified(self, exc: OAuthFlowError) -> AuthError:
+        """The SDK's failure, named for the server it is about (the SDK's do not know)."""
+        failure = auth_failure(exc, self._server)
+        assert failure is not None
+        return failure
+
+    async def _proved(self, outgoing: httpx2.Request, request: httpx2.Request) -> bool:
+        """DPoP (`actors.mcp.auth.dpop`): ``request`` presents a bound token with a fresh proof;
+        a token request is proved where the authorization server offers it (whether it was)."""
+        proofs = self._proofs
+        if proofs is None:
+            return False
+        if outgoing is request:
+            tokens = self.context.current_tokens
+            await proofs.present(outgoing, tokens.access_token if tokens is not None else None)
+            return False
+        metadata = self.context.oauth_metadata
+        if outgoing.method != "POST" or metadata is None:
+            return False
+        if htu_of(str(outgoing.url)).rstrip("/") != htu_of(str(metadata.token_endpoint)).rstrip("/"):
+            return False
+        return await proofs.prove_token_request(outgoing)
 
     async def _unanswerable(self, response: httpx2.Response, state: _LoginAttempt) -> None:
         """Raise `LoginRequired` for a refusal that only a person could answer, when there is none."""
@@ -184,6 +218,9 @@ class StoredLoginFlow(OAuthClientProvider):
     async def _initialize(self) -> None:
         await super()._initialize()
         login = await self._storage.load()
+        self._proofs = Proofs(
+            login.dpop_key if login.tokens is not None else None, self._storage.set_dpop_key
+        )
         if self._fresh:
             self.context.current_tokens = None
         self.context.token_expiry_time = login.expires_at if self.context.current_tokens is not None else None

@@ -32,7 +32,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,13 +65,14 @@ _LOCK_TIMEOUT = 10.0
 _LOCK_POLL = 0.02
 
 # What each part of an entry is, as the file spells it.
-_TOKENS, _EXPIRES_AT, _CLIENT, _AUTH_SERVER, _RESOURCE, _WANTED = (
+_TOKENS, _EXPIRES_AT, _CLIENT, _AUTH_SERVER, _RESOURCE, _WANTED, _DPOP_KEY = (
     "tokens",
     "expiresAt",
     "client",
     "authorizationServer",
     "protectedResource",
     "wantedScope",
+    "dpopKey",
 )
 
 
@@ -90,6 +91,8 @@ class StoredLogin:
     """The MCP server's protected resource metadata, as last discovered."""
     wanted_scope: str | None = None
     """Scopes the server asked for beyond the login's (a step-up nobody could answer yet)."""
+    dpop_key: str | None = field(default=None, repr=False)
+    """The private key (PEM) the tokens are bound to (DPoP, `actors.mcp.auth.dpop`)."""
 
     def expired(self, now: float | None = None) -> bool:
         """Whether the access token is known to have expired."""
@@ -147,6 +150,7 @@ class TokenStore:
         oauth_metadata: OAuthMetadata | None = None,
         resource_metadata: ProtectedResourceMetadata | None = None,
         wanted_scope: str | None = None,
+        dpop_key: str | None = None,
         now: float | None = None,
     ) -> StoredLogin:
         """Store what is given for ``url`` (what is None is kept as it was); returns the new entry.
@@ -174,6 +178,8 @@ class TokenStore:
                 entry[_RESOURCE] = resource_metadata.model_dump(mode="json", exclude_none=True)
             if wanted_scope is not None:
                 entry[_WANTED] = wanted_scope
+            if dpop_key is not None:
+                entry[_DPOP_KEY] = dpop_key
 
         return _login_of(url, self._update(url, change))
 
@@ -335,6 +341,7 @@ def _login_of(url: str, entry: Any) -> StoredLogin:
 
     expires_at = entry.get(_EXPIRES_AT)
     wanted = entry.get(_WANTED)
+    dpop_key = entry.get(_DPOP_KEY)
     return StoredLogin(
         tokens=part(_TOKENS, OAuthToken),
         expires_at=float(expires_at) if isinstance(expires_at, int | float) else None,
@@ -342,6 +349,7 @@ def _login_of(url: str, entry: Any) -> StoredLogin:
         oauth_metadata=part(_AUTH_SERVER, OAuthMetadata),
         resource_metadata=part(_RESOURCE, ProtectedResourceMetadata),
         wanted_scope=wanted if isinstance(wanted, str) else None,
+        dpop_key=dpop_key if isinstance(dpop_key, str) else None,
     )
 
 
@@ -399,6 +407,9 @@ class ServerTokenStorage:
             return self.store.save(self.url, wanted_scope=scope)
 
         self.login = await anyio.to_thread.run_sync(save)
+
+    async def set_dpop_key(self, pem: str) -> None:
+        self.login = await anyio.to_thread.run_sync(lambda: self.store.save(self.url, dpop_key=pem))
 
     async def forget_tokens(self, refresh_token: str | None) -> None:
         """Drop refused tokens (only if the store still holds ``refresh_token``)."""
