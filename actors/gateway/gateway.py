@@ -41,6 +41,7 @@ from actors.gateway.access.per_user import PerUserServers, without_per_user
 from actors.gateway.access.policy_file import load_policy
 from actors.gateway.access.principal import caller_meta
 from actors.gateway.broadcasts import KINDS, Broadcasts, kind_of
+from actors.gateway.era_copies import EraCopies, era_meta
 from actors.gateway.external import ExternalNames
 from actors.gateway.forwarding import Forwarding, ServerLogs
 from actors.gateway.handoff import LoopHandoff
@@ -147,8 +148,10 @@ class Gateway:
             self._routes = Routes(self.runtime.registry, self._handoff)
             self.per_user = PerUserServers(self.runtime, self._config, self._handoff, self._routes.forget)
             """The per-user servers' copies, one per caller (``"affinity": "user"``)."""
+            self.eras = EraCopies(self.runtime, self._config, self._handoff, self._routes.forget)
+            """The dual-era servers' copies pinned to the handshake era, for its clients."""
             requests = RuntimeRequests(
-                self.runtime, self._sessions, self._handoff, self._routes, affinity, self.per_user
+                self.runtime, self._sessions, self._handoff, self._routes, affinity, self.per_user, self.eras
             )
             replica = affinity.replica_id if affinity is not None else None
             seal = StateSeal(request_state_key) if request_state_key else None
@@ -262,6 +265,7 @@ class Gateway:
         self.audit.adopt(config)
         self._routes.reset()
         self.per_user.adopt()
+        self.eras.adopt()
         self._start_eager(s for ns, s in config.servers.items() if before.config.servers.get(ns) != s)
         if before.config.servers != config.servers or before.config.gateway != config.gateway:
             for kind in KINDS:
@@ -327,4 +331,4 @@ class Gateway:
     def caller_meta(self, ctx: Any) -> dict[str, Any]:
         """The ``_meta`` entry that carries the caller of the request ``ctx`` answers to the
         replica it is forwarded to (`actors.gateway.access.principal.caller_meta`)."""
-        return caller_meta(ctx)
+        return caller_meta(ctx) | era_meta(ctx)

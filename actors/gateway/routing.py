@@ -23,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 from actors.config import RuntimeConfig
 from actors.gateway.access.per_user import PerUserServers, Routed
 from actors.gateway.client_inputs import ClientInputs
+from actors.gateway.era_copies import EraCopies
 from actors.gateway.external import ExternalNames
 from actors.gateway.handoff import LoopHandoff
 from actors.gateway.relays import ClientRelay
@@ -171,8 +172,9 @@ class RuntimeRequests:
     """Sends clients' requests to the runtime and waits for the answers, on the gateway's loop.
 
     Holds no state of its own: the requests in flight are in `Sessions`, the routes in `Routes`
-    (both owned by the loop), the per-user servers' copies in `PerUserServers` (the loop's too):
-    a request for a per-user server goes to its caller's copy, and a list shows each caller theirs.
+    (both owned by the loop), the per-user servers' copies in `PerUserServers` and the
+    handshake-era copies in `EraCopies` (the loop's too): a request for a per-user server goes to
+    its caller's copy, a handshake-era client's to its era's, and a list shows each caller theirs.
     """
 
     def __init__(
@@ -183,6 +185,7 @@ class RuntimeRequests:
         routes: Routes,
         affinity: AffinityRouter | None,
         per_user: PerUserServers | None = None,
+        eras: EraCopies | None = None,
     ) -> None:
         self._runtime = runtime
         self._sessions = sessions
@@ -190,6 +193,7 @@ class RuntimeRequests:
         self._routes = routes
         self._affinity = affinity
         self._per_user = per_user
+        self._eras = eras
 
     def offered(self, name: str) -> ToolSpec | None:
         """The tool ``namespace/name`` as the runtime offers it now (none held until approved,
@@ -203,23 +207,34 @@ class RuntimeRequests:
 
     async def ask(self, message: Any, ctx: Any | None = None) -> Any:
         """Send ``message`` to the registry and await its reply. A list is as the caller of
-        ``ctx`` sees it (each per-user server from their copy); without ``ctx``, a look-up's."""
-        per_user = self._per_user if isinstance(message, _LISTS) else None
+        ``ctx`` sees it (each per-user server from their copy, each dual-era server from the
+        copy of their era); without ``ctx``, a look-up's."""
+        listing = isinstance(message, _LISTS)
+        per_user = self._per_user if listing else None
         if per_user is not None and ctx is not None:
             await per_user.prepare(ctx)
         self._runtime.registry.tell(message)
         answer = await asyncio.wait_for(asyncio.wrap_future(message.reply), LIST_TIMEOUT)
+        if listing and self._eras is not None:
+            answer = self._eras.view(answer)
         return per_user.view(ctx, answer) if per_user is not None else answer
 
     async def _routed(self, ctx: Any, namespace: str, message: ServerRequest) -> Routed | ToolResult:
-        """``message`` as it is sent here: to its caller's copy of a per-user server."""
-        if self._per_user is None:
-            return Routed(namespace, message)
-        return await self._per_user.route(ctx, namespace, message)
+        """``message`` as it is sent here: to its caller's copy of a per-user server, or to the
+        copy of a dual-era server in its caller's era."""
+        if self._per_user is not None:
+            routed = await self._per_user.route(ctx, namespace, message)
+            if not isinstance(routed, Routed) or routed.copy is not None:
+                return routed
+        if self._eras is not None:
+            return await self._eras.route(ctx, namespace, message)
+        return Routed(namespace, message)
 
     def _answered(self, routed: Routed) -> None:
         if self._per_user is not None:
             self._per_user.done(routed.copy)
+        if routed.release is not None:
+            routed.release()
 
     async def request(self, ctx: Any, namespace: str, message: ServerRequest) -> ToolResult:
         """Send ``message``, or have the affinity router serve it here or on another replica
@@ -254,6 +269,8 @@ class RuntimeRequests:
         client, before the answer. Its questions do not: they come as rounds."""
         if self._per_user is not None:
             namespace = self._per_user.current(ctx, namespace)  # a per-user server's: the caller's copy
+        if self._eras is not None:
+            namespace = self._eras.current(ctx, namespace)  # a dual-era server's: the caller's era's
         ticket = self._sessions.busy(namespace, ctx, asks=False)
         try:
             answer = await wait

@@ -188,3 +188,53 @@ def test_a_retry_may_go_to_another_replica_than_the_request(
                 assert tampered.value.error.code == types.INVALID_PARAMS, tampered.value
 
     anyio.run(scenario)
+
+
+def test_a_handshake_era_client_keeps_the_back_channel_of_a_dual_era_server_across_replicas(
+    tmp_path: Path, replicas: ReplicaFactory
+) -> None:
+    """tests/servers/era_specific_server.py asks on the session's back-channel, which only the
+    handshake era has; the owner speaks 2026-07-28 to it (``auto``). A handshake-era client of
+    the other replica still gets its sampling, elicitation, roots and logs: the forwarded
+    request says its caller's era, and the owner serves it from a handshake-era copy
+    (`actors.gateway.era_copies`), as it would serve that client directly."""
+    command, *args = forkserver.python_module("tests.servers.era_specific_server")
+    entry = {"command": command, "args": args, "cwd": str(ROOT), "sampling": "allow", "protocol": "auto"}
+    owner, forwarder = replicas(2, write_config(tmp_path, {"solo": entry | {"affinity": "single"}}))
+
+    async def scenario() -> None:
+        async with Client(owner.url, mode="2026-07-28") as client:  # makes ``owner`` run it
+            assert _text(await client.call_tool("solo__test_simple_text", {}))
+        logs: list[str] = []
+
+        async def logged(params: types.LoggingMessageNotificationParams) -> None:
+            logs.append(str(params.data))
+
+        with anyio.fail_after(120):
+            async with Client(
+                forwarder.url,
+                mode="legacy",
+                elicitation_callback=lambda ctx, params: _answer_reply(),
+                sampling_callback=_sample,
+                list_roots_callback=_roots,
+                logging_callback=logged,
+            ) as client:
+                sampled = _text(await client.call_tool("solo__test_sampling", {"prompt": "hi"}))
+                assert sampled == "LLM response: Hello", sampled
+                answer = _text(await client.call_tool("solo__test_elicitation", {"message": "ok?"}))
+                assert answer == 'User response: action=accept, content={"response":"yes"}', answer
+                assert _text(await client.call_tool("solo__test_list_roots", {})) == "roots: file:///work"
+                await client.call_tool("solo__test_tool_with_logging", {})
+                assert logs[-3:] == [
+                    "Tool execution started",
+                    "Tool processing data",
+                    "Tool execution completed",
+                ], logs
+
+    anyio.run(scenario)
+    # The owner runs the server and its handshake-era copy; the replica the client talked to, none.
+    assert len(owner.servers()) == 2 and not forwarder.servers()
+
+
+async def _answer_reply() -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"response": "yes"})

@@ -214,17 +214,19 @@ def http_gateway(config: Path, folder: Path, **options: Any) -> Iterator[Gateway
 
 
 @contextlib.contextmanager
-def everything_gateway(folder: Path, backend: str, **keys: Any) -> Iterator[GatewayProcess]:
-    """``mcp-actors serve --http`` before tests/servers/everything_server.py, unprefixed, with
-    sampling allowed. ``backend`` is the era the gateway speaks to it (``2026-07-28`` or
-    ``legacy``), over Streamable HTTP when prefixed ``http-``, else over stdio; ``keys`` are more
-    keys of its config entry."""
+def everything_gateway(
+    folder: Path, backend: str, module: str = "tests.servers.everything_server", **keys: Any
+) -> Iterator[GatewayProcess]:
+    """``mcp-actors serve --http`` before tests/servers/everything_server.py (or ``module``),
+    unprefixed, with sampling allowed. ``backend`` is the era the gateway speaks to it
+    (``2026-07-28``, ``legacy`` or ``auto``), over Streamable HTTP when prefixed ``http-``, else
+    over stdio; ``keys`` are more keys of its config entry."""
     with contextlib.ExitStack() as stack:
         if backend.startswith("http-"):
-            remote = stack.enter_context(HTTPServer(module="tests.servers.everything_server"))
+            remote = stack.enter_context(HTTPServer(module=module))
             everything: dict[str, object] = {"url": remote.url}
         else:
-            command, *args = forkserver.python_module("tests.servers.everything_server")
+            command, *args = forkserver.python_module(module)
             everything = {"command": command, "args": args}
         era = backend.removeprefix("http-")
         everything |= {"cwd": str(ROOT), "prefix": False, "sampling": "allow", "protocol": era, **keys}

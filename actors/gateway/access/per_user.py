@@ -54,7 +54,15 @@ from actors.runtime import Runtime
 from actors.runtime.messages import ServerRequest
 from actors.tools import ErrorType, ToolError, ToolResult, ToolSpec
 
-__all__ = ["SEPARATOR", "PerUserServers", "Routed", "template_of", "without_per_user"]
+__all__ = [
+    "SEPARATOR",
+    "PerUserServers",
+    "Routed",
+    "namespace_of",
+    "renamed_to",
+    "template_of",
+    "without_per_user",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +109,8 @@ class Routed:
     namespace: str
     message: ServerRequest
     copy: _Copy | None = None
+    release: Callable[[], None] | None = None
+    """Called once the request is answered (a copy that counts its requests in flight)."""
 
 
 class PerUserServers:
@@ -338,7 +348,7 @@ class PerUserServers:
         answer: list[_T] = []
         seen: set[tuple[str, str]] = set()
         for item in items:
-            namespace = _namespace(item)
+            namespace = namespace_of(item)
             template = template_of(namespace)
             if template is None:
                 answer.append(item)
@@ -348,7 +358,7 @@ class PerUserServers:
                     shown[template] = self._shown(template, caller, items)
                 if namespace != shown[template]:
                     continue
-            renamed = _renamed(item, template)
+            renamed = renamed_to(item, template)
             identity = (template, _identity(renamed))
             if identity not in seen:
                 seen.add(identity)
@@ -356,7 +366,7 @@ class PerUserServers:
         return answer
 
     def _shown(self, template: str, caller: str, items: Sequence[Any]) -> str:
-        listed = {_namespace(item) for item in items}
+        listed = {namespace_of(item) for item in items}
         own = self._current.get((template, caller))
         if own is not None and own.namespace in listed:
             return own.namespace
@@ -364,13 +374,13 @@ class PerUserServers:
         return max(copies, key=lambda c: c.last_used).namespace if copies else ""
 
 
-def _namespace(item: Any) -> str:
+def namespace_of(item: Any) -> str:
     if isinstance(item, ToolSpec):
         return item.namespace
     return str(item.namespace)
 
 
-def _renamed(item: _T, template: str) -> _T:
+def renamed_to(item: _T, template: str) -> _T:
     """A copy's list item under its server's own name."""
     if isinstance(item, ToolSpec):
         return item.model_copy(update={"name": f"{template}/{item.tool_name}"})
