@@ -33,7 +33,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("version", "meta", "caller", "forwarded"), CASES)
-def test_the_callers_era(version: str | None, meta: dict[str, Any], caller: str | None, forwarded: Any) -> None:
+def test_the_callers_era(
+    version: str | None, meta: dict[str, Any], caller: str | None, forwarded: Any
+) -> None:
     ctx = _Context(version, meta)
     assert caller_version(ctx) == caller
     assert era_meta(ctx) == forwarded
