@@ -50,6 +50,7 @@ import anyio.to_thread
 from actors.config import RuntimeConfig
 from actors.gateway.access.per_user import Routed, namespace_of
 from actors.gateway.access.principal import AuthMode, principal_of
+from actors.gateway.access.upkeep import CopyUpkeep
 from actors.gateway.handoff import LoopHandoff
 from actors.mcp.config import ServerConfig
 from actors.mcp.eras import AUTO, LEGACY, MODERN_PROTOCOL, era_of
@@ -149,7 +150,12 @@ class EraCopies:
         self._namespaces: dict[str, _EraCopy] = {}
         """namespace → every copy registered or on its way in or out."""
         self._names = itertools.count(1)
-        self._sweeping: asyncio.TimerHandle | None = None
+        self._upkeep = CopyUpkeep(
+            lambda: self._config().access.per_user_servers,
+            clock,
+            self._namespaces.values,
+            self._retire,
+        )
 
     # ---- requests ------------------------------------------------------------------------------
 
@@ -238,8 +244,7 @@ class EraCopies:
         self._namespaces[namespace] = copy
         config = server.model_copy(update={"name": namespace, "protocol": LEGACY})
         self._handoff.start(self._registering(copy, config))
-        self._bound()
-        self._sweep_soon(loop)
+        self._upkeep.added(loop)
         return copy
 
     async def _registering(self, copy: _EraCopy, config: ServerConfig) -> None:
@@ -296,31 +301,6 @@ class EraCopies:
         if self._copies.get(copy.key) is copy:
             del self._copies[copy.key]
         self._forget(copy.namespace)
-
-    def _bound(self) -> None:
-        """Past ``maxCopies``, the least recently used idle copies go."""
-        live = [copy for copy in self._copies.values() if not copy.retiring]
-        excess = len(live) - self._config().access.per_user_servers.max_copies
-        idle = sorted(
-            (c for c in live if c.in_flight == 0 and c.registered.done()), key=lambda c: c.last_used
-        )
-        for copy in idle[: max(0, excess)]:
-            self._retire(copy)
-
-    def _sweep_soon(self, loop: asyncio.AbstractEventLoop) -> None:
-        if self._sweeping is None:
-            after = self._config().access.per_user_servers.unregister_after
-            self._sweeping = loop.call_later(max(0.5, min(60.0, after / 4)), self._sweep, loop)
-
-    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Copies without a request for ``unregisterAfter`` seconds go (on the loop, now and then)."""
-        self._sweeping = None
-        horizon = self._clock() - self._config().access.per_user_servers.unregister_after
-        for copy in list(self._copies.values()):
-            if copy.in_flight == 0 and copy.last_used < horizon:
-                self._retire(copy)
-        if self._namespaces:
-            self._sweep_soon(loop)
 
     # ---- lists ---------------------------------------------------------------------------------
 

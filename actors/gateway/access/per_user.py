@@ -47,6 +47,7 @@ from actors.config import RuntimeConfig
 from actors.gateway.access.claims import Unfilled, copy_of, needs_token
 from actors.gateway.access.exchange import ExchangeFailed, TokenExchange
 from actors.gateway.access.principal import AuthMode, Principal, principal_of
+from actors.gateway.access.upkeep import CopyUpkeep
 from actors.gateway.handoff import LoopHandoff
 from actors.mcp.catalog import PromptSpec
 from actors.mcp.config import ServerConfig
@@ -139,7 +140,9 @@ class PerUserServers:
         self._copies: dict[str, _Copy] = {}
         """namespace → every copy registered or on its way in or out."""
         self._names = itertools.count(1)
-        self._sweeping: asyncio.TimerHandle | None = None
+        self._upkeep = CopyUpkeep(
+            lambda: self._config().access.per_user_servers, clock, self._copies.values, self._retire
+        )
 
     # ---- requests ------------------------------------------------------------------------------
 
@@ -226,8 +229,7 @@ class PerUserServers:
         self._current[template.name, caller] = copy
         self._copies[namespace] = copy
         self._handoff.start(self._registering(copy))
-        self._bound()
-        self._sweep_soon(loop)
+        self._upkeep.added(loop)
         logger.info("per-user: %s for %s", template.name, caller)
         return copy
 
@@ -280,33 +282,6 @@ class PerUserServers:
         if self._current.get((copy.template, copy.caller)) is copy:
             del self._current[copy.template, copy.caller]
         self._forget(copy.namespace)
-
-    def _bound(self) -> None:
-        """Past ``maxCopies``, the least recently used idle copies go."""
-        live = [copy for copy in self._copies.values() if not copy.retiring]
-        excess = len(live) - self._config().access.per_user_servers.max_copies
-        if excess <= 0:
-            return
-        idle = sorted(
-            (c for c in live if c.in_flight == 0 and c.registered.done()), key=lambda c: c.last_used
-        )
-        for copy in idle[:excess]:
-            self._retire(copy)
-
-    def _sweep_soon(self, loop: asyncio.AbstractEventLoop) -> None:
-        if self._sweeping is None:
-            after = self._config().access.per_user_servers.unregister_after
-            self._sweeping = loop.call_later(max(0.5, min(60.0, after / 4)), self._sweep, loop)
-
-    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Copies without a request for ``unregisterAfter`` seconds go (on the loop, now and then)."""
-        self._sweeping = None
-        horizon = self._clock() - self._config().access.per_user_servers.unregister_after
-        for copy in list(self._copies.values()):
-            if copy.in_flight == 0 and copy.last_used < horizon:
-                self._retire(copy)
-        if self._copies:
-            self._sweep_soon(loop)
 
     def adopt(self) -> None:
         """The config was reloaded (any thread): copies of servers removed or changed go."""
