@@ -75,13 +75,20 @@ class Forwarding:
 
         def progress(done: float, total: float | None, message: str | None) -> None:
             # Handed to the gateway's loop, in order.
-            self._handoff.send_soon(
-                session.send_progress_notification(
-                    token, done, total, message, related_request_id=str(request_id)
-                )
-            )
+            self._handoff.call(self._progress_on_loop, session, request_id, token, done, total, message)
 
         return progress
+
+    def _progress_on_loop(
+        self, session: Any, request_id: Any, token: Any, done: float, total: float | None, message: str | None
+    ) -> None:
+        notification = session.send_progress_notification(
+            token, done, total, message, related_request_id=str(request_id)
+        )
+        sent = self._handoff.start(notification)
+        request = self._sessions.serving(session, request_id)
+        if request is not None:
+            request.sent.append(sent)  # the answer waits for it (`actors.gateway.routing`)
 
     # ---- server requests ---------------------------------------------------------------------
 

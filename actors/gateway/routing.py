@@ -274,9 +274,8 @@ class RuntimeRequests:
         ticket = self._sessions.busy(namespace, ctx, asks=False)
         try:
             answer = await wait
-            progress = asks_progress(ctx)
-            if progress or may_log(ctx):
-                await self._forwarded(namespace, ticket, progress)
+            if asks_progress(ctx) or may_log(ctx):
+                await self._forwarded(namespace, ticket)
             return answer
         finally:
             self._sessions.idle(namespace, ticket)
@@ -318,9 +317,8 @@ class RuntimeRequests:
         try:
             self._routes.send(message)
             result = await while_connected(ctx, asyncio.wrap_future(message.reply))
-            progress = asks_progress(ctx)
-            if progress or may_log(ctx):
-                await self._forwarded(namespace, ticket, progress)
+            if asks_progress(ctx) or may_log(ctx):
+                await self._forwarded(namespace, ticket)
             return result
         except asyncio.CancelledError:
             message.reply.cancel()
@@ -332,7 +330,7 @@ class RuntimeRequests:
             self._sessions.idle(namespace, ticket)
             self._answered(routed)
 
-    async def _forwarded(self, namespace: str, ticket: int, progress: bool) -> None:
+    async def _forwarded(self, namespace: str, ticket: int) -> None:
         """Let what the backend said during the request (its log messages and progress, which
         reach us on a host thread) go out before the answer does: a client drops the progress of
         a request it has the answer of."""
@@ -343,10 +341,10 @@ class RuntimeRequests:
         if not delivered.done():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.wrap_future(delivered), _FLUSH_TIMEOUT)
-        if progress:
-            # The progress handed over before that began its send, which the answer's wake-up
-            # follows; one more turn of the loop lets a send that waits on the stream go first.
-            await asyncio.sleep(0)
+        # What the host thread handed over is queued on this loop ahead of the delivered
+        # future's wake-up, but may be queued still when it had nothing left: one turn runs it,
+        # and each hand-over notes its send on the request.
+        await asyncio.sleep(0)
         client = self._sessions.request(namespace, ticket)
         sent = list(client.sent) if client is not None else []
         if sent:

@@ -29,7 +29,8 @@ class InFlight:
     """The SDK's ``ServerSession`` of the request."""
     request_id: Any
     sent: list[asyncio.Future[Any]] = field(default_factory=list)
-    """What was forwarded to the client for this request (its backend's log messages)."""
+    """What was forwarded to the client for this request (its backend's log messages and
+    progress): sent before the answer is."""
     asks: bool = True
     """Whether the backend's server requests may go to this request's client (not to one whose
     requests are held across rounds: those come to it as rounds)."""
@@ -90,6 +91,14 @@ class Sessions:
 
     def request(self, namespace: str, ticket: int) -> InFlight | None:
         return self._busy.get(namespace, {}).get(ticket)
+
+    def serving(self, session: Any, request_id: Any) -> InFlight | None:
+        """The request ``request_id`` of ``session`` a backend is serving, if one is."""
+        for requests in self._busy.values():
+            for request in requests.values():
+                if request.session is session and request.request_id == request_id:
+                    return request
+        return None
 
     def waiting_on(self, namespace: str) -> list[InFlight]:
         """The requests ``namespace`` is serving, the oldest first."""

@@ -190,6 +190,9 @@ class _Connection:
     async def send_log_message(self, level: str, data: Any, **keys: Any) -> None:
         self.sent.append((level, data, keys["related_request_id"]))
 
+    async def send_progress_notification(self, token: Any, done: float, *args: Any, **keys: Any) -> None:
+        self.sent.append(("progress", token, done, keys["related_request_id"]))
+
 
 class _Bus:
     def __init__(self) -> None:
@@ -236,6 +239,25 @@ def test_a_backend_log_goes_to_the_clients_it_is_serving_only() -> None:
     asyncio.run(scenario())
     assert served.sent == [("info", "hello", 7)]
     assert other.sent == []
+
+
+def test_a_backends_progress_is_noted_on_its_request_so_the_answer_waits_for_it() -> None:
+    served = _Connection()
+
+    async def scenario() -> None:
+        sessions, handoff = Sessions(), LoopHandoff()
+        handoff.on_loop()
+        ticket = sessions.busy("a", _Ctx(session=served, request_id=7))
+        report = Forwarding(sessions, handoff).progress_sender(_Ctx(session=served, request_id=7), "t")
+        # Reported on the host thread: the sends are noted on the request once handed over.
+        await asyncio.to_thread(lambda: [report(step, 2.0, None) for step in (1.0, 2.0)])
+        await asyncio.sleep(0)
+        request = sessions.request("a", ticket)
+        assert request is not None and len(request.sent) == 2
+        await asyncio.wait(request.sent)
+
+    asyncio.run(scenario())
+    assert served.sent == [("progress", "t", 1.0, "7"), ("progress", "t", 2.0, "7")]
 
 
 # ---- the gateway's and the cluster's sections of the configuration ------------------------------
