@@ -18,6 +18,7 @@ from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTempla
 from actors.mcp.classify import classify
 from actors.mcp.freshness import CACHE_HINT, Freshnesses, ListFreshness, Listing, ListKind, freshness_of
 from actors.mcp.redaction import Redactor
+from actors.mcp.skills import SKILL_FAULT, SkillRejected
 from actors.mcp.transport import (
     CallOutcome,
     ClientTransport,
@@ -158,6 +159,10 @@ class AdapterRequests:
             with anyio.fail_after(timeout + GUARD_SLACK):
                 answer = await send(transport)
         except Exception as exc:
+            if isinstance(exc, SkillRejected):
+                message = self.redact(f"{what}: {exc.message}")
+                fault = {SKILL_FAULT: exc.fault.value}
+                return ToolResult.fail(ErrorType.VALIDATION, message, duration_ms=elapsed(), **fault)
             if isinstance(exc, ServerReplyError) and exc.code in missing:
                 message = self.redact(f"{what}: {exc.message}")
                 return ToolResult.fail(

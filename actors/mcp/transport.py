@@ -5,8 +5,11 @@ The real implementation drives the official SDK (`SDKTransport`); the seed scena
 mock transports that implement the same protocol.
 
 `Transport` is what tools need; `ClientTransport` adds the rest of the MCP client surface
-(resources, prompts, completion, subscriptions). Server-to-client requests (sampling,
-elicitation, roots) are answered by `ClientHandlers`, given to a transport when it is made.
+(resources, prompts, completion, subscriptions). `RequestTransport` is the narrow seam: a
+request as a value (`Request`) in, its result as JSON out; the methods of extensions (skills)
+are written above it, as typed helpers, and need nothing more of a transport. Server-to-client
+requests (sampling, elicitation, roots) are answered by `ClientHandlers`, given to a transport
+when it is made.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ __all__ = [
     "RemoteResource",
     "RemoteResourceTemplate",
     "RemoteTool",
+    "Request",
+    "RequestTransport",
     "ServerInfo",
     "ServerReplyError",
     "StartRefused",
@@ -286,3 +291,21 @@ class ClientTransport(Transport, Protocol):
         ...
 
     async def unsubscribe_resource(self, uri: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request as a value: its method and its params (JSON, ``_meta`` left to the session)."""
+
+    method: str
+    params: JSONObject = field(default_factory=dict)
+
+
+@runtime_checkable
+class RequestTransport(Protocol):
+    """A transport that sends any `Request` of the session it holds."""
+
+    async def send(self, request: Request, timeout: float | None) -> JSONObject:
+        """The request's result as JSON; an error answer raises `ServerReplyError` with its
+        code, a lost peer `ConnectionError`, no answer in ``timeout`` `TimeoutError`."""
+        ...

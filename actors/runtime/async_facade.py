@@ -51,6 +51,7 @@ from actors.runtime.messages import (
     UnregisterServer,
 )
 from actors.runtime.requests_of import completion, prompt_request, tool_call
+from actors.runtime.skills import AsyncSkills
 from actors.runtime.task_handles import AsyncTaskHandle, find_request, start_request, state_of
 from actors.tools import ErrorType, ToolError, ToolResult, ToolSpec, duration_text
 
@@ -77,6 +78,11 @@ class AsyncRuntime:
     def __init__(self, starting: Callable[[], Runtime]) -> None:
         self._starting = starting
         self._runtime: Runtime | None = None
+        self.skills = AsyncSkills(self._request, self._namespaces)
+        """The servers' skills, awaited (`actors.runtime.skills.AsyncSkills`)."""
+
+    async def _namespaces(self) -> list[str]:
+        return [status.namespace for status in await self.status()]
 
     @classmethod
     def start(

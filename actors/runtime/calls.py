@@ -20,6 +20,7 @@ from typing import Any
 
 from actors.mcp.adapter import MCPToolAdapter
 from actors.mcp.request_functions import task_request
+from actors.mcp.skill_requests import INVALID_PARAMS, skill_request
 from actors.runtime.clock import Clock
 from actors.runtime.host import HostCalls
 from actors.runtime.latency import Latencies
@@ -28,6 +29,7 @@ from actors.runtime.owner import OwnerCheck
 from actors.runtime.refusals import answer_refusal
 from actors.runtime.reply import failure, settle
 from actors.runtime.semconv import bounded_json, capturing, request_attributes, span_name
+from actors.runtime.skill_messages import SkillRequest
 from actors.runtime.task_messages import CancelTask, GetTask, StartTask, UpdateTask
 from actors.runtime.telemetry import end_span, instruments, request_span, run_in
 from actors.runtime.waiting import Waiting
@@ -315,6 +317,10 @@ class Calls:
                 ask = task_request("update", call.task_id, dict(call.responses), timeout)
             case CancelTask():
                 ask = task_request("cancel", call.task_id, None, timeout)
+            case SkillRequest():
+                capabilities = info.capabilities if (info := adapter.server_info) is not None else {}
+                what, send = skill_request(call.action, capabilities, timeout, uri=call.uri, skill=call.skill)
+                return adapter.ask_future(trace, what, timeout, send, INVALID_PARAMS)
         what, missing, send = ask
         return adapter.ask_future(trace, what, timeout, send, missing)
 

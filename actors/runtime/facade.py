@@ -48,6 +48,7 @@ from actors.runtime.registry import BUILTIN_NAMESPACE, RegistryActor, ServerRefs
 from actors.runtime.requests_of import completion, prompt_request, tool_call
 from actors.runtime.running_runtimes import live
 from actors.runtime.schema_cache import CachedLists, SchemaCache
+from actors.runtime.skills import Skills
 from actors.runtime.supervisor import SupervisorActor
 from actors.runtime.task_handles import TaskHandle, find_request, start_request, state_of
 from actors.runtime.timers import TimerService
@@ -92,8 +93,8 @@ class Runtime:
         self._builtin = builtin
         self.tools = tools
         """Every known tool (built-in and MCP), each with a handler that routes through the registry actor."""
-        self.dispatch = Dispatch(registry, dict(config.servers))
-        """How requests reach their server actors (shared with `AsyncRuntime`)."""
+        self.dispatch = Dispatch(registry, dict(config.servers))  # shared with `AsyncRuntime`
+        self.skills = Skills(self._request, lambda: [s.namespace for s in self.status()])  # servers' skills
         self._lock = threading.Lock()
         self._closed = False
 

@@ -23,6 +23,7 @@ from actors.mcp.inputs import CallInputs
 # The runtime's own messages, importable from here too (as they always were).
 from actors.runtime.internal_messages import *  # noqa: F403
 from actors.runtime.schema_cache import CachedLists
+from actors.runtime.skill_messages import SkillRequest
 from actors.runtime.status import ServerStatus
 from actors.runtime.task_messages import CancelTask, GetTask, StartTask, UpdateTask
 from actors.runtime.telemetry import current_context
@@ -48,6 +49,7 @@ __all__ = [
     "ResourceSubscription",
     "ServerStatus",
     "ShutdownAll",
+    "SkillRequest",
     "StartServer",
     "StartTask",
     "StopServer",
@@ -262,10 +264,30 @@ class Complete:
         return _message(self.refusal(max_argument_bytes))
 
 
-ServerRequest = CallTool | ReadResource | GetPrompt | Complete | StartTask | GetTask | UpdateTask | CancelTask
+ServerRequest = (
+    CallTool
+    | ReadResource
+    | GetPrompt
+    | Complete
+    | SkillRequest
+    | StartTask
+    | GetTask
+    | UpdateTask
+    | CancelTask
+)
 """The requests a server actor sends to its server, each answered with a `ToolResult`."""
 
-SERVER_REQUESTS = (CallTool, ReadResource, GetPrompt, Complete, StartTask, GetTask, UpdateTask, CancelTask)
+SERVER_REQUESTS = (
+    CallTool,
+    ReadResource,
+    GetPrompt,
+    Complete,
+    StartTask,
+    GetTask,
+    UpdateTask,
+    CancelTask,
+    SkillRequest,
+)
 
 
 @dataclass(frozen=True)

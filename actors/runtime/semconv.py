@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from actors.mcp.config import ServerConfig
 from actors.runtime.messages import CallTool, Complete, GetPrompt, ReadResource, ServerRequest
+from actors.runtime.skill_messages import SkillAction, SkillRequest
 from actors.runtime.task_messages import CancelTask, GetTask, StartTask, UpdateTask
 
 __all__ = [
@@ -41,6 +42,15 @@ CONTENT_LIMIT = 4096
 _CUT = "…(cut)"
 
 
+_SKILL_METHODS = {
+    SkillAction.LIST: "skills/list",
+    SkillAction.GET: "skills/get",
+    SkillAction.LOAD: "resources/read",
+    SkillAction.READ: "resources/read",
+    SkillAction.DIRECTORY: "resources/directory/read",
+}
+
+
 def method_of(call: ServerRequest) -> str:
     """The MCP method ``call`` sends."""
     match call:
@@ -58,6 +68,8 @@ def method_of(call: ServerRequest) -> str:
             return "tasks/update"
         case CancelTask():
             return "tasks/cancel"
+        case SkillRequest(action=action):
+            return _SKILL_METHODS[action]
 
 
 def span_name(call: ServerRequest) -> str:

@@ -39,6 +39,7 @@ from actors import Runtime
 from actors.mcp.auth import STATE_DIR_ENV
 from actors.runtime import LoginHandlers
 from actors.runtime.messages import CallTool
+from actors.runtime.skill_messages import skill_fault
 
 NAMESPACE = "conformance"
 CALL_TIMEOUT = 20.0
@@ -227,6 +228,8 @@ def run_runtime(
         if calls is None and scenario.startswith("auth/") and tools:
             # Some OAuth scenarios ask for more scopes for a call (a step-up): call one.
             calls = [(tools[0].removeprefix(f"{NAMESPACE}/"), {})]
+        if scenario.startswith("sep-2640-client-"):
+            return skills(scenario, rt)
         failed = 0
         for tool, arguments in calls or []:
             message = CallTool(namespace=NAMESPACE, tool=tool, arguments=arguments, timeout=CALL_TIMEOUT)
@@ -235,6 +238,29 @@ def run_runtime(
             print(f"{scenario}: {tool} -> success={result.success} {result.text or result.error!r}")
             failed += not result.success
         return 1 if failed else 0
+
+
+def skills(scenario: str, rt: Runtime) -> int:
+    """As a host does: list the server's skills (nothing read); except where the scenario
+    tests that nothing is read ahead of need, load the first skill (its SKILL.md read and
+    verified) and, only if it loaded, read its other files under the entry."""
+    listing = rt.skills.list(NAMESPACE)
+    print(f"{scenario}: skills {[s.label for s in listing.skills]}, rejected {list(listing.rejected)}")
+    if listing.failures or not listing.skills:
+        return 1
+    if scenario == "sep-2640-client-no-prefetch":
+        return 0
+    skill = listing.skills[0].skill
+    loaded = rt.skills.load(NAMESPACE, skill, timeout=CALL_TIMEOUT)
+    print(f"{scenario}: load {skill.uri} -> success={loaded.success} {loaded.error or ''}")
+    if not loaded.success:
+        # A skill that fails verification is not loaded: the scenario's expected outcome.
+        return 0 if skill_fault(loaded) is not None else 1
+    for file in skill.files or ():
+        if file.uri != skill.uri:
+            read = rt.skills.read(NAMESPACE, skill, file.uri, timeout=CALL_TIMEOUT)
+            print(f"{scenario}: read {file.uri} -> success={read.success} {read.error or ''}")
+    return 0
 
 
 def main(argv: list[str]) -> int:

@@ -36,10 +36,15 @@ BEYOND_THE_SETS = (
     "auth/dpop-nonce",
     "auth/enterprise-managed-authorization",
     "auth/wif-jwt-bearer",
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-frontmatter",
+    "sep-2640-client-verify-size",
 )
 """Client scenarios the current suite has but neither frozen set requires, that the runtime
 must pass all the same: logins it offers (client credentials, SEP-990's identity assertion,
-SEP-1933's workload identity, SEP-1932's DPoP) and the fallbacks for 2025-03-26 servers."""
+SEP-1933's workload identity, SEP-1932's DPoP), the host side of skills (SEP-2640) and the
+fallbacks for 2025-03-26 servers."""
 SERVER_BEYOND_THE_SETS = ("json-schema-2020-12", "server-sse-polling")
 """Server scenarios the current suite has but neither frozen set requires, that the gateway
 must pass all the same (a warning allowed: SSE resumability is optional)."""

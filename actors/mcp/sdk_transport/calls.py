@@ -14,6 +14,7 @@ from typing import Any, cast
 import mcp_types as types
 from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
+from pydantic import ConfigDict
 
 from actors.mcp.freshness import CACHE_HINT, ListFreshness, Listing, combined
 from actors.mcp.inputs import CallInputs
@@ -30,6 +31,7 @@ from actors.mcp.transport import (
     RemoteResource,
     RemoteResourceTemplate,
     RemoteTool,
+    Request,
 )
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "list_resources",
     "list_tools",
     "read_resource",
+    "send",
 ]
 
 
@@ -205,3 +208,26 @@ async def follow(
         await client.session.send_request(request, types.EmptyResult)
 
     await requests.run(f"{request.method} {uri}", send, timeout)
+
+
+class _Request(types.Request[dict[str, Any] | None, str]):
+    """Any request, for the SDK's session to send as it sends its own (`send`)."""
+
+
+class _Result(types.Result):
+    """Any result: its fields kept as they came."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+async def send(
+    requests: SessionRequests, client: Client, request: Request, timeout: float | None
+) -> JSONObject:
+    """``request`` through the session (which stamps it for its era), its result as JSON."""
+    sdk_request = _Request(method=request.method, params=dict(request.params))
+
+    async def answer() -> _Result:
+        return await client.session.send_request(sdk_request, _Result)
+
+    result = await requests.run(request.method, answer, timeout)
+    return dict(result.model_extra or {})

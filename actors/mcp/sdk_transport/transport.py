@@ -50,6 +50,7 @@ from actors.mcp.transport import (
     RemoteResource,
     RemoteResourceTemplate,
     RemoteTool,
+    Request,
     ServerInfo,
     TransportEvents,
 )
@@ -357,6 +358,10 @@ class SDKTransport:
         await self._requests.run(
             f"tasks/update {task_id}", lambda: tasks.update(session, task_id, responses), timeout
         )
+
+    async def send(self, request: Request, timeout: float | None) -> JSONObject:
+        """Any request of the session (`RequestTransport`): an extension's, say."""
+        return await calls.send(self._requests, self._client(), request, timeout)
 
     async def cancel_task(self, task_id: str, timeout: float | None) -> TaskState:
         """``tasks/cancel``; the task as the server says after it."""
