@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from actors.mcp.catalog import PromptSpec, ResourceSpec, ResourceTemplateSpec
     from actors.mcp.config import ServerConfig
     from actors.mcp.inputs import CallInputs, InputRefused
+    from actors.mcp.skills import Skill, SkillFault
     from actors.mcp.tasks import TaskState, TaskStatus
     from actors.pins import FilePinStore, PinStore
     from actors.runtime import (
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
         ServerState,
         ServerStatus,
         ShutdownAll,
+        SkillListing,
+        SkillRequest,
         StartServer,
         StartTask,
         StopServer,
@@ -102,6 +105,10 @@ __all__ = [
     "ServerState",
     "ServerStatus",
     "ShutdownAll",
+    "Skill",
+    "SkillFault",
+    "SkillListing",
+    "SkillRequest",
     "StartServer",
     "StartTask",
     "StopServer",
@@ -132,6 +139,8 @@ _HOMES = {
     "ServerConfig": "actors.mcp.config",
     "CallInputs": "actors.mcp.inputs",
     "InputRefused": "actors.mcp.inputs",
+    "Skill": "actors.mcp.skills",
+    "SkillFault": "actors.mcp.skills",
     "TaskState": "actors.mcp.tasks",
     "TaskStatus": "actors.mcp.tasks",
     "FilePinStore": "actors.pins",

@@ -38,7 +38,12 @@ __all__ = ["LIST_OF_KIND", "PinBook"]
 
 logger = logging.getLogger(__name__)
 
-LIST_OF_KIND: dict[PinKind, str] = {"tools": "tools", "prompts": "prompts", "templates": "resources"}
+LIST_OF_KIND: dict[PinKind, str] = {
+    "tools": "tools",
+    "prompts": "prompts",
+    "templates": "resources",
+    "skills": "resources",
+}
 """The list (as the runtime tells a host of list changes) each kind of pin is in."""
 
 Job = Callable[[], object]
@@ -164,11 +169,15 @@ class PinBook:
 
     # ---- judging and approving -------------------------------------------------------------
 
-    def judge(self, config: ServerConfig, kind: PinKind, listed: dict[str, dict[str, Any]]) -> Judgement:
+    def judge(
+        self, config: ServerConfig, kind: PinKind, listed: dict[str, dict[str, Any]], *, whole: bool = True
+    ) -> Judgement:
         """Judge what ``config``'s server listed of ``kind`` (definitions by name) by its
         ``pin`` mode: new names are pinned, changed ones held (or re-pinned), each logged
         here and told to the listeners. Any thread, no I/O: the change is written later. What
-        it holds changing tells the runtime its list changed (an annotation alone may have)."""
+        it holds changing tells the runtime its list changed (an annotation alone may have).
+        ``whole``: ``listed`` is the whole list (what it no longer holds is no longer held);
+        else some of it (one skill asked for by its URI)."""
         if config.pin == "off":
             return Judgement(kind, (), PinChange())
         key, now = self._key(config), self._now()
@@ -176,7 +185,7 @@ class PinBook:
         with self._lock:
             server = self._server(key, config)
             before = {ref for ref in server.pins.held if ref[0] == kind}
-            judgement = judge_seen(server.pins, config.pin, kind, seen, now)
+            judgement = judge_seen(server.pins, config.pin, kind, seen, now, whole=whole)
             write = bool(judgement.change) and self._changed(key, server, config.name, judgement.change)
             moved = before != {ref for ref in server.pins.held if ref[0] == kind}
             namespaces = list(server.configs)

@@ -143,9 +143,17 @@ def judge(
 
 
 def judge_seen(
-    pins: ServerPins, mode: PinMode, kind: PinKind, listed: Mapping[str, Pin], now: float
+    pins: ServerPins,
+    mode: PinMode,
+    kind: PinKind,
+    listed: Mapping[str, Pin],
+    now: float,
+    *,
+    whole: bool = True,
 ) -> Judgement:
-    """`judge`, the definitions already digested (`Pin.of`: the costly part, done beforehand)."""
+    """`judge`, the definitions already digested (`Pin.of`: the costly part, done beforehand);
+    ``whole``: ``listed`` is the server's whole list of ``kind`` (else its held definitions
+    not in ``listed`` stay held)."""
     verdicts: list[Ruling] = []
     pin: dict[Ref, Pin] = {}
     repin: dict[Ref, Pin] = {}
@@ -163,7 +171,7 @@ def judge_seen(
             hold[ref] = seen
         verdicts.append(Ruling(ref, sight, action, seen, pinned))
     release: frozenset[Ref] = frozenset()
-    if mode != "off":
+    if mode != "off" and whole:
         # Held definitions of this kind that this list does not hold (any more) go.
         kept = {v.ref for v in verdicts if not v.action.offered}
         release = frozenset(ref for ref in pins.held if ref[0] == kind and ref not in kept)

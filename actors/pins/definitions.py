@@ -8,6 +8,10 @@
   MIME type and annotations. That is every property of theirs the runtime keeps and hands on
   (to the host, the gateway's clients, the schema cache): what a model can be told.
 
+- A skill (the Skills extension): its whole entry, named by its ``SKILL.md`` URI: its
+  frontmatter and its manifest, each file's URI and digest. An approval binds to that content:
+  a file changed, added or removed changes the skill's pin.
+
 Each kind of list has its own names (`PinKind`); a template is named by its ``name``. Pure.
 """
 
@@ -31,12 +35,13 @@ __all__ = [
     "tool_definitions",
 ]
 
-PinKind = Literal["tools", "prompts", "templates"]
-KINDS: Final[tuple[PinKind, ...]] = ("tools", "prompts", "templates")
+PinKind = Literal["tools", "prompts", "templates", "skills"]
+KINDS: Final[tuple[PinKind, ...]] = ("tools", "prompts", "templates", "skills")
 KIND_WORDS: Final[dict[PinKind, str]] = {
     "tools": "tool",
     "prompts": "prompt",
     "templates": "resource template",
+    "skills": "skill",
 }
 """How a message names one thing of each kind."""
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         ResourceSubscription,
         ServerStatus,
         ShutdownAll,
+        SkillRequest,
         StartServer,
         StartTask,
         StopServer,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
         UpdateTask,
     )
     from actors.runtime.schema_cache import SchemaCache
+    from actors.runtime.skills import ListedSkill, SkillListing
     from actors.runtime.state import ServerState
     from actors.runtime.task_handles import AsyncTaskHandle, TaskHandle
 
@@ -59,6 +61,7 @@ __all__ = [
     "ListResourceTemplates",
     "ListResources",
     "ListTools",
+    "ListedSkill",
     "LoginHandlers",
     "ReadResource",
     "RegisterServer",
@@ -68,6 +71,8 @@ __all__ = [
     "ServerState",
     "ServerStatus",
     "ShutdownAll",
+    "SkillListing",
+    "SkillRequest",
     "StartServer",
     "StartTask",
     "StopServer",
@@ -85,6 +90,8 @@ _HOMES = {
     "HostHandlers": "actors.runtime.handlers",
     "LoginHandlers": "actors.runtime.handlers",
     "SchemaCache": "actors.runtime.schema_cache",
+    "ListedSkill": "actors.runtime.skills",
+    "SkillListing": "actors.runtime.skills",
     "ServerState": "actors.runtime.state",
     "AsyncTaskHandle": "actors.runtime.task_handles",
     "TaskHandle": "actors.runtime.task_handles",

@@ -51,6 +51,7 @@ from actors.runtime.messages import (
     UnregisterServer,
 )
 from actors.runtime.requests_of import completion, prompt_request, tool_call
+from actors.runtime.skill_pins import SkillPins
 from actors.runtime.skills import AsyncSkills
 from actors.runtime.task_handles import AsyncTaskHandle, find_request, start_request, state_of
 from actors.tools import ErrorType, ToolError, ToolResult, ToolSpec, duration_text
@@ -78,11 +79,14 @@ class AsyncRuntime:
     def __init__(self, starting: Callable[[], Runtime]) -> None:
         self._starting = starting
         self._runtime: Runtime | None = None
-        self.skills = AsyncSkills(self._request, self._namespaces)
+        self.skills = AsyncSkills(self._request, self._namespaces, self._skill_pins)
         """The servers' skills, awaited (`actors.runtime.skills.AsyncSkills`)."""
 
-    async def _namespaces(self) -> list[str]:
-        return [status.namespace for status in await self.status()]
+    def _namespaces(self) -> list[str]:
+        return self.runtime.dispatch.namespaces()
+
+    def _skill_pins(self) -> SkillPins:
+        return SkillPins(self.runtime.pins, self.runtime.dispatch.config)
 
     @classmethod
     def start(

@@ -94,7 +94,7 @@ class Runtime:
         self.tools = tools
         """Every known tool (built-in and MCP), each with a handler that routes through the registry actor."""
         self.dispatch = Dispatch(registry, dict(config.servers))  # shared with `AsyncRuntime`
-        self.skills = Skills(self._request, lambda: [s.namespace for s in self.status()])  # servers' skills
+        self.skills = Skills(self._request, self.dispatch.namespaces, self.dispatch.config, self.pins)
         self._lock = threading.Lock()
         self._closed = False
 

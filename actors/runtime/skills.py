@@ -14,8 +14,11 @@ import concurrent.futures
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from actors.mcp.config import ServerConfig
 from actors.mcp.skills import Skill, SkillRejected
+from actors.pins.book import PinBook
 from actors.runtime.skill_messages import SkillRequest
+from actors.runtime.skill_pins import SkillPins
 from actors.tools import ToolResult
 
 __all__ = ["AsyncSkills", "ListedSkill", "SkillListing", "Skills", "listing_of"]
@@ -24,6 +27,7 @@ _MAX_WORKERS = 8
 """Servers asked at once for their skills by a blocking `Skills.list`."""
 
 _Request = Callable[[SkillRequest, str], ToolResult]
+"""How a facade sends a request and waits for its answer."""
 _AsyncRequest = Callable[[SkillRequest, str], Awaitable[ToolResult]]
 
 
@@ -51,6 +55,8 @@ class SkillListing:
     """``(origin, {"uri", "fault", "reason"})`` of each entry that breaks the extension's rules."""
     failures: Mapping[str, ToolResult] = field(default_factory=dict)
     """The failed answer of each server that could not list its skills."""
+    held: tuple[tuple[str, Mapping[str, object]], ...] = ()
+    """``(origin, {"uri", "reason"})`` of each skill held until approved (`actors.runtime.skill_pins`)."""
 
     def named(self, name: str) -> list[ListedSkill]:
         """Every listed skill called ``name`` (several origins may serve one)."""
@@ -61,6 +67,7 @@ def listing_of(answers: Mapping[str, ToolResult]) -> SkillListing:
     """The listing made of each namespace's answer to `SkillRequest.list`."""
     skills: list[ListedSkill] = []
     rejected: list[tuple[str, Mapping[str, object]]] = []
+    held: list[tuple[str, Mapping[str, object]]] = []
     failures: dict[str, ToolResult] = {}
     for origin, answer in sorted(answers.items()):
         if not answer.success or answer.output is None:
@@ -72,16 +79,31 @@ def listing_of(answers: Mapping[str, ToolResult]) -> SkillListing:
             except SkillRejected as exc:  # checked by the request already; kept for safety
                 rejected.append((origin, {"uri": entry.get("uri"), "fault": exc.fault.value}))
         rejected.extend((origin, item) for item in answer.output.get("rejected", ()))
-    return SkillListing(tuple(skills), tuple(rejected), failures)
+        held.extend((origin, item) for item in answer.output.get("held", ()))
+    return SkillListing(tuple(skills), tuple(rejected), failures, tuple(held))
 
 
 class Skills:
     """The skills surface of a `Runtime` (every method blocks; none raises for a server's
-    failure: the `ToolResult` says it, classified)."""
+    failure: the `ToolResult` says it, classified). With ``pins``, a skill whose content
+    changed since it was approved is held (`actors.runtime.skill_pins`)."""
 
-    def __init__(self, request: _Request, namespaces: Callable[[], Iterable[str]]) -> None:
-        self._request = request
+    def __init__(
+        self,
+        request: _Request,
+        namespaces: Callable[[], Iterable[str]],
+        config_of: Callable[[str], ServerConfig | None] | None = None,
+        pins: PinBook | None = None,
+    ) -> None:
+        self._send = request
         self._namespaces = namespaces
+        self._pins = SkillPins(pins, config_of) if pins is not None and config_of is not None else None
+
+    def _request(self, request: SkillRequest, name: str) -> ToolResult:
+        if self._pins is None:
+            return self._send(request, name)
+        refused = self._pins.before(request)
+        return refused if refused is not None else self._pins.after(request, self._send(request, name))
 
     def list(self, namespace: str | None = None, timeout: float | None = None) -> SkillListing:
         """The skills of one server, or of every server (asked at once); reads no file."""
@@ -119,13 +141,26 @@ class Skills:
 class AsyncSkills:
     """`Skills`, awaited (the surface of an `AsyncRuntime`)."""
 
-    def __init__(self, request: _AsyncRequest, namespaces: Callable[[], Awaitable[Iterable[str]]]) -> None:
-        self._request = request
+    def __init__(
+        self,
+        request: _AsyncRequest,
+        namespaces: Callable[[], Iterable[str]],
+        pins: Callable[[], SkillPins | None] = lambda: None,
+    ) -> None:
+        self._send = request
         self._namespaces = namespaces
+        self._pins = pins
+
+    async def _request(self, request: SkillRequest, name: str) -> ToolResult:
+        pins = self._pins()
+        if pins is None:
+            return await self._send(request, name)
+        refused = pins.before(request)
+        return refused if refused is not None else pins.after(request, await self._send(request, name))
 
     async def list(self, namespace: str | None = None, timeout: float | None = None) -> SkillListing:
         """`Skills.list`, awaited."""
-        names = [namespace] if namespace is not None else list(await self._namespaces())
+        names = [namespace] if namespace is not None else list(self._namespaces())
         answers = await asyncio.gather(
             *(self._request(SkillRequest.list(ns, timeout=timeout), f"{ns} skills") for ns in names)
         )
