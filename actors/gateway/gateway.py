@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,7 @@ from actors.gateway.rounds import HeldCalls, StateSeal
 from actors.gateway.routing import AffinityRouter, Routes, RuntimeRequests, Serving
 from actors.gateway.server import LIST_CHANGES, Handlers, build_server
 from actors.gateway.sessions import Sessions
+from actors.gateway.skills import GatewaySkills
 from actors.gateway.task_records import MemoryTaskRecords, TaskRecords
 from actors.gateway.tasks import Tasks
 from actors.gateway.tools import Tools
@@ -167,8 +168,11 @@ class Gateway:
             self.tasks = Tasks(requests, held_tasks)
             """The tasks passed through to backends and those the gateway holds (``"tasks"``)."""
             self._tools = Tools(requests, self._forwarding, self._now, rounds, cache_hints, gate, self.tasks)
-            self._resources = Resources(requests, self._handoff, bus, affinity, cache_hints, gate)
+            self._resources = Resources(
+                requests, self._handoff, bus, affinity, cache_hints, gate, self._namespaces
+            )
             self._prompts = Prompts(requests, self._now, self._resources.served_by, rounds, cache_hints, gate)
+            skills = GatewaySkills(requests, gate, cache_hints, self._namespaces, self.runtime)
             self.server: Server[Any] = build_server(
                 Handlers(
                     list_tools=self._tools.list_tools,
@@ -186,6 +190,9 @@ class Gateway:
                     tasks_get=self.tasks.get,
                     tasks_update=self.tasks.update,
                     tasks_cancel=self.tasks.cancel,
+                    list_skills=skills.list_skills,
+                    get_skill=skills.get_skill,
+                    read_directory=skills.read_directory,
                 ),
                 input_schema=self._tools.input_schema,
                 direct=lambda: not gate.polices and not self._now().per_user,
@@ -227,6 +234,10 @@ class Gateway:
 
     def _config(self) -> RuntimeConfig:
         return self._serving.config
+
+    def _namespaces(self) -> Collection[str]:
+        """The servers configured now (never a per-user or per-era copy)."""
+        return self._serving.config.servers.keys()
 
     def _start_eager(self, servers: Iterable[ServerConfig]) -> None:
         """Start the servers configured with ``lazyStart: false``: no call would start them."""

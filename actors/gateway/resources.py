@@ -9,7 +9,7 @@ backend update is published on the bus once.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 import mcp_types as types
@@ -24,6 +24,7 @@ from actors.gateway.access.use import CedarAction, Use
 from actors.gateway.conversion import protocol_error, resource, template, template_pattern
 from actors.gateway.handoff import LoopHandoff
 from actors.gateway.routing import AffinityRouter, RuntimeRequests
+from actors.gateway.skill_uris import inward, outward
 from actors.gateway.watches import Followed, ResourceWatches
 from actors.mcp.catalog import ResourceSpec, ResourceTemplateSpec
 from actors.runtime.messages import (
@@ -55,8 +56,11 @@ class Resources:
         affinity: AffinityRouter | None,
         cache_hints: hints.CacheHints,
         gate: AccessGate,
+        namespaces: Callable[[], Collection[str]] = tuple,
     ) -> None:
         self._requests = requests
+        self._namespaces = namespaces
+        """The servers configured now: a ``skill://`` URI is under one's (`skill_uris`)."""
         self._hints = cache_hints
         self._gate = gate
         self._handoff = handoff
@@ -73,7 +77,7 @@ class Resources:
         asked = ListResources()
         resources: list[ResourceSpec] = await self._requests.ask(asked, ctx)
         resources = await self._gate.visible(principal_of(ctx), resources, _resource_use)
-        answer = [resource(r) for r in resources]
+        answer = [_skill_outward(resource(r), r.namespace) for r in resources]
         return types.ListResourcesResult(resources=answer, **self._hints.of(ctx, hints.listed(asked)))
 
     async def list_resource_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
@@ -108,13 +112,21 @@ class Resources:
         self, ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
-        namespace, serving = await self.served_by(uri)
+        skill_file = inward(uri, self._namespaces())
+        if skill_file is not None:  # a backend's skill file, under its namespace
+            (namespace, backend), serving = skill_file, None
+        else:
+            (namespace, serving), backend = await self.served_by(uri), uri
+        # A skill file is decided by the gateway's URI: two backends may serve the same one.
         async with self._gate.guard(principal_of(ctx), Use.read(namespace, uri, serving)) as admission:
             _check(admission, uri)
-            result = await self._requests.request(ctx, namespace, ReadResource(namespace, uri))
+            result = await self._requests.request(ctx, namespace, ReadResource(namespace, backend))
         if not result.success:
             raise protocol_error(result)
-        answer = types.ReadResourceResult.model_validate(result.output or {"contents": []})
+        output = result.output or {"contents": []}
+        if skill_file is not None:
+            output = {**output, "contents": [{**c, "uri": uri} for c in output.get("contents", ())]}
+        answer = types.ReadResourceResult.model_validate(output)
         # The backend's own hint, passed through (private when the answer depends on the caller).
         return answer.model_copy(update=self._hints.of(ctx, hints.read(result)))
 
@@ -211,6 +223,12 @@ class Resources:
                 self._handoff.start(session.send_resource_updated(uri))
 
 
+def _skill_outward(listed: types.Resource, namespace: str) -> types.Resource:
+    """A backend's ``skill://`` resource under its namespace, as the gateway's skills are."""
+    uri = outward(namespace, str(listed.uri))
+    return listed if uri is None else listed.model_copy(update={"uri": uri})
+
+
 def _not_found(uri: str) -> MCPError:
     return MCPError(types.INVALID_PARAMS, f"Resource not found: {uri}")
 
@@ -225,7 +243,7 @@ def _check(admission: Admission, uri: str) -> None:
 
 
 def _resource_use(spec: ResourceSpec) -> Use:
-    return Use.read(spec.namespace, spec.uri)
+    return Use.read(spec.namespace, outward(spec.namespace, spec.uri) or spec.uri)
 
 
 def _template_use(spec: ResourceTemplateSpec) -> Use:

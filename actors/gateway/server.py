@@ -19,6 +19,8 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from actors.gateway.skills import DECLARED as SKILLS_DECLARED
+from actors.gateway.skills import DirectoryParams, SkillParams
 from actors.gateway.tasks import TaskIdParams, TaskUpdateParams
 from actors.mcp.tasks import TASKS_EXTENSION
 
@@ -32,8 +34,9 @@ INSTRUCTIONS = (
 LIST_CHANGES = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
 """What the gateway declares: list changes of tools, resources and prompts."""
 
-EXTENSIONS: dict[str, dict[str, Any]] = {TASKS_EXTENSION: {}}
-"""The extensions the gateway serves: tasks, passed through to the backends that make them."""
+EXTENSIONS: dict[str, dict[str, Any]] = {TASKS_EXTENSION: {}, **SKILLS_DECLARED}
+"""The extensions the gateway serves: tasks, passed through to the backends that make them, and
+skills, every backend's under its namespace (`actors.gateway.skills`)."""
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
 
@@ -82,6 +85,9 @@ class Handlers:
     tasks_get: Handler
     tasks_update: Handler
     tasks_cancel: Handler
+    list_skills: Handler
+    get_skill: Handler
+    read_directory: Handler
 
 
 class _GatewayServer(Server[Any]):
@@ -148,4 +154,7 @@ def build_server(
     server.add_request_handler("tasks/get", TaskIdParams, handlers.tasks_get)
     server.add_request_handler("tasks/update", TaskUpdateParams, handlers.tasks_update)
     server.add_request_handler("tasks/cancel", TaskIdParams, handlers.tasks_cancel)
+    server.add_request_handler("skills/list", types.PaginatedRequestParams, handlers.list_skills)
+    server.add_request_handler("skills/get", SkillParams, handlers.get_skill)
+    server.add_request_handler("resources/directory/read", DirectoryParams, handlers.read_directory)
     return server
