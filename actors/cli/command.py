@@ -18,6 +18,7 @@ from actors.cli.output import error_line
 from actors.cli.parser import build_parser
 from actors.cli.pins import approve_command, pins_command
 from actors.cli.serve import run_command, serve_command
+from actors.cli.skills import skills_command
 from actors.cli.startup import config_file
 from actors.config import ConfigError
 from actors.mcp.served import serving
@@ -33,6 +34,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "read": read_command,
     "prompts": prompts_command,
     "prompt": prompt_command,
+    "skills": skills_command,
     "run": run_command,
     "serve": serve_command,
     "check": check_command,

@@ -33,6 +33,8 @@ examples:
   mcp-actors call fx/add '{"a": 1, "b": 2}'
   mcp-actors tools --command "uvx mcp-server-fetch"   a server without a config file
   mcp-actors call fetch url=https://example.com --command "uvx mcp-server-fetch"
+  mcp-actors skills                             every skill the servers serve, by origin
+  mcp-actors skills load gh pdf-processing      a skill's SKILL.md, verified against its entry
   mcp-actors check --json                       what is wrong with the configuration
   mcp-actors serve --config mcp.json            what a host's config entry runs
 
@@ -84,6 +86,7 @@ def build_parser(serve_arguments: bool = True) -> argparse.ArgumentParser:
 
     _lists(command)
     _requests(command)
+    _skills(command)
     serve = command("serve", "serve every server as one MCP server (stdio or --http)")
     run = command("run", "the former name of serve: the same command")
     if serve_arguments:
@@ -153,6 +156,39 @@ def _requests(command: _Command) -> None:
     prompt.add_argument("--timeout", type=float, default=None, metavar="S", help=_ANSWER_TIMEOUT)
     prompt.add_argument("--json", action="store_true", help=_JSON_RESULT)
     prompt.add_argument("--save", metavar="DIR", help="save images and audio to files in DIR")
+
+
+def _skills(command: _Command) -> None:
+    """``skills [NS]``, ``skills load NS SKILL`` and ``skills read NS SKILL FILE``."""
+    skills = command(
+        "skills",
+        "list the skills the servers serve; load one (its verified SKILL.md) or read one of its files",
+        adhoc=True,
+    )
+    skills.usage = (
+        "%(prog)s [NS] [SOURCE] [--json] [--timeout S]\n"
+        "       %(prog)s load [NS] SKILL [SOURCE] [--json] [--timeout S]\n"
+        "       %(prog)s read [NS] SKILL FILE [SOURCE] [--json] [--timeout S] [--save DIR]\n"
+        "SOURCE: --config FILE | --command CMD | --url URL [--name NS]"
+    )
+    skills.add_argument(
+        "words",
+        nargs="*",
+        default=[],
+        metavar="WORD",
+        help="NS: only the skills of this server; load: print a skill's SKILL.md, verified; read:"
+        " print one file of a skill (a path in it, or a URI), verified. SKILL: the skill's URI,"
+        " its path or its name. NS may be left out with --command or --url",
+    )
+    skills.add_argument("--json", action="store_true", help=f"{_JSON_LIST}; load and read: {_JSON_RESULT}")
+    skills.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds to wait for each answer (default: 60 for a listing, else the server's callTimeout)",
+    )
+    skills.add_argument("--save", metavar="DIR", help="read: save a binary file to DIR")
 
 
 def _version() -> str:

@@ -2,9 +2,9 @@
 (``io.modelcontextprotocol/skills``, SEP-2640, ext-skills ``specification/stable/skills.mdx``).
 
 Run it as ``python -m tests.servers.skills_server [--transport stdio|streamable-http] [--port N]
-[--skills DIR] [--page-size N]``. It speaks both protocol eras (2025-11-25 by handshake,
-2026-07-28 by discovery) over either transport. tests/conformance/test_skills_server.py runs the
-suite's ``sep-2640-skills-*`` server scenarios against it over streamable HTTP.
+[--skills DIR] [--page-size N] [--log-reads FILE]``. It speaks both protocol eras (2025-11-25 by
+handshake, 2026-07-28 by discovery) over either transport. tests/conformance/test_skills_server.py
+runs the suite's ``sep-2640-skills-*`` server scenarios against it over streamable HTTP.
 
 The extension is specified against 2026-07-28, and only that era is told of it: the handshake
 era's ``ServerCapabilities`` has no ``extensions`` field, so the SDK leaves it out of the
@@ -32,7 +32,8 @@ What it serves:
   percent-encoded where RFC 3986 asks), all of them in ``resources/list`` (a skill's
   ``SKILL.md`` with ``mimeType`` ``text/markdown`` and the frontmatter's ``name`` and
   ``description``), readable with ``resources/read`` (UTF-8 as text, anything else as a blob);
-  any other URI is -32602;
+  any other URI is -32602; with ``--log-reads FILE`` each ``resources/read`` URI, served or not,
+  is appended to FILE (a line each) before it is answered: what a host read, and when;
 - ``skills/list`` (``cursor``/``nextCursor``, ``--page-size`` entries a page, default 1000) and
   ``skills/get`` (``{uri}`` of a ``SKILL.md``; any other is -32602): entries with the verbatim
   frontmatter and a complete ``resources`` manifest (``SKILL.md`` and every file below it, nested
@@ -408,11 +409,12 @@ class SkillsServer(MCPServer[None]):
     """An `MCPServer` whose resources are the skill files of its `SkillsExtension`, listed and read
     from disk on every request instead of registered once."""
 
-    def __init__(self, skills: SkillsExtension) -> None:
+    def __init__(self, skills: SkillsExtension, log_reads: Path | None = None) -> None:
         # No subscriptions/listen: nothing watches the folder, so no change is ever announced
         # (and the 2026-07-28 capabilities say so: listChanged and subscribe false).
         super().__init__("skills-server", extensions=[skills], subscriptions=False)
         self.skills = skills
+        self.log_reads = log_reads
 
     async def list_resources(self) -> list[Resource]:
         catalog = self.skills.catalog()
@@ -421,6 +423,9 @@ class SkillsServer(MCPServer[None]):
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[None, Any] | None = None
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        if self.log_reads is not None:
+            with self.log_reads.open("a", encoding="utf-8") as log:
+                log.write(f"{uri}\n")
         catalog = self.skills.catalog()
         path = catalog.files.get(str(uri))
         if path is None:
@@ -433,9 +438,9 @@ class SkillsServer(MCPServer[None]):
             return [ReadResourceContents(content=data, mime_type=mime_type)]
 
 
-def build(skills: Path, page_size: int = DEFAULT_PAGE_SIZE) -> SkillsServer:
-    """A server for the skills folder ``skills``."""
-    return SkillsServer(SkillsExtension(skills, page_size))
+def build(skills: Path, page_size: int = DEFAULT_PAGE_SIZE, log_reads: Path | None = None) -> SkillsServer:
+    """A server for the skills folder ``skills`` (each read's URI appended to ``log_reads``)."""
+    return SkillsServer(SkillsExtension(skills, page_size), log_reads)
 
 
 def write_sample(folder: Path) -> None:
@@ -463,6 +468,7 @@ def main(argv: list[str] | None = None) -> None:
         default=DEFAULT_PAGE_SIZE,
         help="entries per page of skills/list and of resources/directory/read",
     )
+    parser.add_argument("--log-reads", type=Path, help="append each resources/read URI to this file")
     args = parser.parse_args(argv)
     if args.page_size <= 0:
         parser.error("--page-size must be positive")
@@ -476,7 +482,7 @@ def main(argv: list[str] | None = None) -> None:
         if folder is None:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="skills-server-")))
             write_sample(folder)
-        server = build(folder, args.page_size)
+        server = build(folder, args.page_size, args.log_reads)
         if args.transport == "stdio":
             server.run("stdio")
         else:
