@@ -4,6 +4,7 @@
 reversible names, and a call's result as parts. One module per framework maps them onto that
 framework's own extension point; each imports its framework, so import the one you use
 (``from actors.agents.langchain import ...``). ``import actors.agents`` loads none of them.
+`SkillTools` gives the servers' skills as two more tools (``Toolbox(rt, skills=True)``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from actors.agents.answers import (
     TextPart,
     ToolAnswer,
 )
+from actors.agents.skills import SkillTools
 from actors.agents.toolbox import AgentTool, Toolbox
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "LinkPart",
     "Part",
     "ResourcePart",
+    "SkillTools",
     "TextPart",
     "ToolAnswer",
     "Toolbox",

@@ -103,6 +103,8 @@ class ActorsMCPServer(MCPServer):
     and ``timeout``), or a `Toolbox`. ``progress`` gets every call's progress. The rest are the
     SDK's `MCPServer` options; ``failure_error_function`` is `tool_error_message` unless given
     (None: a failure raises in the host), and it wins over the agent's ``mcp_config`` one.
+    ``skills``: offer the servers' skills too, as the tools ``load_skill`` and ``read_skill_file``
+    (`actors.agents.skills`; the SDK's own ``Skills`` capability is its sandbox's).
     """
 
     def __init__(
@@ -119,6 +121,7 @@ class ActorsMCPServer(MCPServer):
         custom_data_extractor: MCPToolCustomDataExtractor | None = None,
         tool_input_guardrails: list[ToolInputGuardrail[Any]] | None = None,
         tool_output_guardrails: list[ToolOutputGuardrail[Any]] | None = None,
+        skills: bool = False,
     ) -> None:
         super().__init__(
             use_structured_content=use_structured_content,
@@ -128,7 +131,7 @@ class ActorsMCPServer(MCPServer):
             tool_input_guardrails=tool_input_guardrails,
             tool_output_guardrails=tool_output_guardrails,
         )
-        self.toolbox = Toolbox.of(source, namespaces, timeout)
+        self.toolbox = Toolbox.of(source, namespaces, timeout, skills)
         self._name = name
         self._progress = progress
         self._prompt_names = NameMap()

@@ -81,7 +81,8 @@ class McpActorsToolset(AbstractToolset[Any]):
     server's ``callTimeout``); both only with a runtime (a `Toolbox` has its own). ``id`` is the
     toolset's id (pydantic-ai's durable execution needs one). ``max_retries`` is each tool's retry
     budget (None: the agent's). ``retryable``: the error types answered with `ModelRetry`.
-    ``progress``: emit the servers' progress reports as `ToolProgress` events.
+    ``progress``: emit the servers' progress reports as `ToolProgress` events. ``skills``: offer the
+    servers' skills too, as ``load_skill`` and ``read_skill_file`` (`actors.agents.skills`).
 
     The host owns the runtime: open it before the agent runs, close it after; entering and
     leaving the toolset (pydantic-ai does, per run) starts and stops nothing.
@@ -97,8 +98,9 @@ class McpActorsToolset(AbstractToolset[Any]):
         max_retries: int | None = None,
         retryable: Collection[ErrorType] = RETRYABLE,
         progress: bool = True,
+        skills: bool = False,
     ) -> None:
-        self.toolbox = Toolbox.of(source, namespaces, timeout)
+        self.toolbox = Toolbox.of(source, namespaces, timeout, skills)
         self._id = id
         self.max_retries = max_retries
         self.retryable = frozenset(retryable)

@@ -16,6 +16,10 @@ and nothing raises in the host; only a first listing that fails raises the runti
 Listing starts the servers it lists that the schema cache does not know (all of them, the first
 time, without a cache): a call starts only its own. ``namespaces`` keeps the others out.
 
+With ``skills=True`` it also declares and runs the servers' skills as two tools,
+``load_skill`` and ``read_skill_file`` (`actors.agents.skills`, whose `SkillTools` it holds);
+their first declaration lists the skills, which starts every server of ``namespaces``.
+
 Owner: the host's event loop. The name map is thread-safe; the last listing is replaced whole,
 on the host's loop.
 """
@@ -24,10 +28,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from actors.agents.answers import ToolAnswer
+from actors.agents.declared import AgentTool
+from actors.agents.skills import SkillTools
 from actors.mcp.names import NameMap
 from actors.runtime.async_facade import AsyncProgress, AsyncRuntime
 from actors.runtime.messages import OnProgress
@@ -38,27 +43,12 @@ __all__ = ["AgentTool", "Toolbox"]
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class AgentTool:
-    """A tool as a framework declares it to a model."""
-
-    name: str
-    """The external name: ``namespace__tool`` (legal, at most 64 characters)."""
-    tool: str
-    """The runtime's name: ``namespace/tool``."""
-    description: str
-    input_schema: Mapping[str, Any]
-    """The server's JSON Schema, as it gave it (2020-12, ``$defs`` and all)."""
-    output_schema: Mapping[str, Any] | None = None
-    read_only: bool = False
-    spec: ToolSpec | None = field(default=None, compare=False, repr=False)
-
-
 class Toolbox:
     """The runtime's tools for a framework: `tools` to declare them, `call` to run one.
 
     ``namespaces`` limits the tools to those servers (None: every server, the built-in tools
-    included); ``timeout`` is each call's (None: the server's ``callTimeout``).
+    included); ``timeout`` is each call's (None: the server's ``callTimeout``). ``skills``: offer
+    those servers' skills too (`SkillTools`, then ``self.skills``).
     """
 
     @classmethod
@@ -67,15 +57,18 @@ class Toolbox:
         source: AsyncRuntime | Toolbox,
         namespaces: Collection[str] | None = None,
         timeout: float | None = None,
+        skills: bool = False,
     ) -> Toolbox:
-        """A toolbox over ``source``: a runtime's (``namespaces`` and ``timeout`` as given), or
-        the toolbox itself, which has its own (giving them again is a `TypeError`). How every
-        adapter takes either."""
+        """A toolbox over ``source``: a runtime's (``namespaces``, ``timeout`` and ``skills`` as
+        given), or the toolbox itself, which has its own (giving them again is a `TypeError`). How
+        every adapter takes either."""
         if isinstance(source, Toolbox):
-            if namespaces is not None or timeout is not None:
-                raise TypeError("namespaces and timeout are the Toolbox's own: pass them to Toolbox()")
+            if namespaces is not None or timeout is not None or (skills and source.skills is None):
+                raise TypeError(
+                    "namespaces, timeout and skills are the Toolbox's own: pass them to Toolbox()"
+                )
             return source
-        return cls(source, namespaces=namespaces, timeout=timeout)
+        return cls(source, namespaces=namespaces, timeout=timeout, skills=skills)
 
     def __init__(
         self,
@@ -84,17 +77,25 @@ class Toolbox:
         namespaces: Collection[str] | None = None,
         timeout: float | None = None,
         list_timeout: float = 60.0,
+        skills: bool = False,
     ) -> None:
         self.runtime = runtime
         self.namespaces = frozenset(namespaces) if namespaces is not None else None
         self.timeout = timeout
         self.list_timeout = list_timeout
+        self.skills = (
+            SkillTools(runtime, namespaces=namespaces, timeout=timeout, list_timeout=list_timeout)
+            if skills
+            else None
+        )
         self._names = NameMap()
         self._last: tuple[AgentTool, ...] | None = None
 
     async def tools(self) -> tuple[AgentTool, ...]:
         """The tools now, listed afresh (a list change shows on the next call); the tools last
-        listed if the listing fails (a `ToolError`, raised when none were listed before)."""
+        listed if the listing fails (a `ToolError`, raised when none were listed before). The
+        skill tools, if offered, come last."""
+        extra = await self.skills.tools() if self.skills is not None else ()
         try:
             if self.namespaces is None:
                 specs = await self.runtime.list_tools(timeout=self.list_timeout)
@@ -110,9 +111,9 @@ class Toolbox:
             if self._last is None:
                 raise
             logger.warning("agents: could not list the tools (%s); offering the last listed", exc)
-            return self._last
+            return (*self._last, *extra)
         self._last = tuple(self.declared(spec) for spec in specs if self.admits(spec.namespace))
-        return self._last
+        return (*self._last, *extra)
 
     def declared(self, spec: ToolSpec) -> AgentTool:
         """``spec`` under its external name."""
@@ -127,7 +128,10 @@ class Toolbox:
         )
 
     def internal(self, name: str) -> str | None:
-        """The ``namespace/tool`` of an external name this toolbox gave out, or None."""
+        """The ``namespace/tool`` of an external name this toolbox gave out (a skill tool's own
+        name for a skill tool), or None."""
+        if self.skills is not None and self.skills.handles(name):
+            return name
         return self._names.internal(name)
 
     async def call(
@@ -140,6 +144,8 @@ class Toolbox:
     ) -> ToolAnswer:
         """Call the tool of external name ``name``; a failure is an answer, never an exception
         (a name this toolbox never gave out is ``not_found``; bad arguments ``validation``)."""
+        if self.skills is not None and self.skills.handles(name):
+            return await self.skills.call(name, arguments, timeout=timeout)
         tool = self._names.internal(name)
         if tool is None or not self.admits(tool.partition("/")[0]):
             result = ToolResult.fail(ErrorType.NOT_FOUND, f"there is no tool named {name!r}")

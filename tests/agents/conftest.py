@@ -1,5 +1,6 @@
 """Two real MCP servers for the agent-framework adapter tests (tests/servers/agent_server.py over
-stdio, namespaces ``alpha`` and ``beta``), lazily started, and what the tests do to them."""
+stdio, namespaces ``alpha`` and ``beta``), lazily started, and what the tests do to them; and the
+skills server (tests/servers/skills_server.py over stdio) on a folder of the test's own."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from actors import AsyncRuntime
 from tests.runtime.conftest import config, stdio_server
+from tests.servers.skills_server import write_sample
 
 WAIT = 30.0
 """Seconds any one step may take on a slow, busy machine before a test gives up."""
@@ -35,6 +37,21 @@ def agent_config(marker_dir: Path) -> dict[str, Any]:
     return config(
         {ns: stdio_server("agent_server", "--name", ns, env=env, callTimeout=WAIT) for ns in NAMESPACES}
     )
+
+
+@pytest.fixture
+def skills_folder(tmp_path: Path) -> Path:
+    """The skills server's sample skills (`tests.servers.skills_server.SAMPLE`), in a folder the
+    test may edit: the server reads it anew for every request."""
+    folder = tmp_path / "skills"
+    write_sample(folder)
+    return folder
+
+
+def skills_server(folder: Path, *args: str) -> dict[str, Any]:
+    """An ``mcpServers`` entry: the skills server over stdio, serving ``folder`` (``args``: its
+    other options, ``--log-reads FILE``)."""
+    return stdio_server("skills_server", "--skills", str(folder), *args, callTimeout=WAIT)
 
 
 async def states(rt: AsyncRuntime) -> dict[str, str]:

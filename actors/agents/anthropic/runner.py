@@ -44,7 +44,9 @@ class _ToolUse:
 
 
 class AnthropicTools:
-    """A `Toolbox`'s tools for the Messages API: `tools` to declare, `run`/`reply` to answer."""
+    """A `Toolbox`'s tools for the Messages API: `tools` to declare, `run`/`reply` to answer.
+    ``skills``: offer the servers' skills too, as ``load_skill`` and ``read_skill_file``
+    (`actors.agents.skills`)."""
 
     def __init__(
         self,
@@ -52,8 +54,9 @@ class AnthropicTools:
         *,
         namespaces: Collection[str] | None = None,
         timeout: float | None = None,
+        skills: bool = False,
     ) -> None:
-        self.toolbox = Toolbox.of(source, namespaces, timeout)
+        self.toolbox = Toolbox.of(source, namespaces, timeout, skills)
 
     async def tools(self) -> list[ToolParam]:
         """The ``tools`` of the next request, listed afresh (a list change shows here)."""

@@ -46,7 +46,8 @@ class McpActorsMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     runtime's tools now; the agent's tool node runs those it was not built with (LangChain's
     "dynamic tools": ``wrap_model_call`` declares them, ``wrap_tool_call`` hands the tool node
     the tool). If a listing fails, the model gets the last tools listed. Middlewares of disjoint
-    ``namespaces`` may share an agent.
+    ``namespaces`` may share an agent. ``skills``: offer the servers' skills too, as
+    ``load_skill`` and ``read_skill_file`` (`actors.agents.skills`).
     """
 
     def __init__(
@@ -55,8 +56,9 @@ class McpActorsMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         *,
         namespaces: Collection[str] | None = None,
         timeout: float | None = None,
+        skills: bool = False,
     ) -> None:
-        self.toolbox = Toolbox.of(source, namespaces, timeout)
+        self.toolbox = Toolbox.of(source, namespaces, timeout, skills)
         self.tools: list[BaseTool] = []  # none at build time: each model call lists afresh
         self._listed: list[McpActorsTool] = []
         # Every tool listed so far, by name, as last listed: one the model saw on an earlier turn

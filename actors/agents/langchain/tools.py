@@ -145,11 +145,16 @@ class McpActorsTool(BaseTool):
 
 
 async def langchain_tools(
-    source: AsyncRuntime | Toolbox, *, namespaces: Collection[str] | None = None, timeout: float | None = None
+    source: AsyncRuntime | Toolbox,
+    *,
+    namespaces: Collection[str] | None = None,
+    timeout: float | None = None,
+    skills: bool = False,
 ) -> list[BaseTool]:
-    """The runtime's tools now, as LangChain tools (``namespaces``, ``timeout``: `Toolbox`'s, for
-    a runtime). For an agent that should see list changes, use `McpActorsMiddleware`."""
-    toolbox = Toolbox.of(source, namespaces, timeout)
+    """The runtime's tools now, as LangChain tools (``namespaces``, ``timeout``, ``skills``:
+    `Toolbox`'s, for a runtime; ``skills`` adds ``load_skill`` and ``read_skill_file``). For an
+    agent that should see list changes, use `McpActorsMiddleware`."""
+    toolbox = Toolbox.of(source, namespaces, timeout, skills)
     return [McpActorsTool.of(toolbox, declared) for declared in await toolbox.tools()]
 
 
