@@ -38,26 +38,22 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import itertools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import anyio.to_thread
-
 from actors.config import RuntimeConfig
+from actors.gateway.access.copy_book import CopyBook
 from actors.gateway.access.per_user import Routed, namespace_of
 from actors.gateway.access.principal import AuthMode, principal_of
-from actors.gateway.access.upkeep import CopyUpkeep
 from actors.gateway.handoff import LoopHandoff
-from actors.mcp.config import ServerConfig
 from actors.mcp.eras import AUTO, LEGACY, MODERN_PROTOCOL, era_of
 from actors.mcp.revisions import HANDSHAKE, revision_of
 from actors.runtime import Runtime
 from actors.runtime.messages import ServerRequest, StartServer
 from actors.runtime.status import ServerStatus
+from actors.tools import ToolError
 
 __all__ = ["COPY_MARK", "FORWARDED_ERA", "EraCopies", "caller_version", "era_meta"]
 
@@ -106,25 +102,9 @@ def _answers_questions(ctx: Any) -> bool:
     return any(getattr(declared, name, None) is not None for name in _ASKS)
 
 
-@dataclass(eq=False)
-class _EraCopy:
-    """A server's handshake-era copy for one caller. Touched on the loop only."""
-
-    namespace: str
-    key: tuple[str, str]
-    """(server, caller key)."""
-    source: ServerConfig
-    """The server's entry it was made from."""
-    registered: asyncio.Future[bool]
-    """True once registered; False if it could not be (its server is then served as it is)."""
-    in_flight: int = 0
-    last_used: float = 0.0
-    retiring: bool = False
-
-
 class EraCopies:
-    """The handshake-era copies of dual-era servers, by server and caller. Owned by the
-    gateway's loop.
+    """The handshake-era copies of dual-era servers, by server and caller (`CopyBook`). Owned by
+    the gateway's loop.
 
     ``config`` is the configuration served now (read on the loop); ``forget(namespace)`` is
     called on the loop once a copy is unregistered (the gateway's routes drop it).
@@ -141,21 +121,9 @@ class EraCopies:
         self._runtime = runtime
         self._config = config
         self._handoff = handoff
-        self._forget = forget
-        self._clock = clock
         self._eras: dict[str, asyncio.Future[str | None]] = {}
         """server → the era it speaks (`LEGACY`, `MODERN_PROTOCOL`; None: not known yet)."""
-        self._copies: dict[tuple[str, str], _EraCopy] = {}
-        """(server, caller key) → the copy that serves that caller now."""
-        self._namespaces: dict[str, _EraCopy] = {}
-        """namespace → every copy registered or on its way in or out."""
-        self._names = itertools.count(1)
-        self._upkeep = CopyUpkeep(
-            lambda: self._config().access.per_user_servers,
-            clock,
-            self._namespaces.values,
-            self._retire,
-        )
+        self._book = CopyBook("eras", runtime, config, handoff, forget, clock)
 
     # ---- requests ------------------------------------------------------------------------------
 
@@ -171,26 +139,23 @@ class EraCopies:
         if await self._era_of(namespace) != MODERN_PROTOCOL:
             return Routed(namespace, message)
         principal = principal_of(ctx)
-        key = (namespace, principal.key)
-        copy = self._copies.get(key)
+        copy = self._book.current(namespace, principal.key)
         if copy is None or copy.source != server:
             if copy is not None:
-                self._retire(copy)
+                self._book.retire(copy)
             shared = principal.mode in (AuthMode.LOCAL, AuthMode.STATIC)
-            copy = self._register(server, key, "" if shared else f".{principal.key}")
-        copy.in_flight += 1
+            name = f"{server.name}{COPY_MARK}{'' if shared else f'.{principal.key}'}"
+            pinned = lambda ns: server.model_copy(update={"name": ns, "protocol": LEGACY})  # noqa: E731
+            copy = self._book.register(server, principal.key, name, pinned)
         try:
-            registered = await asyncio.shield(copy.registered)
-        except BaseException:
-            self._done(copy)
-            raise
-        if not registered:
-            self._done(copy)
+            await self._book.entered(copy)
+        except ToolError:  # no copy: the server is served as it is
             return Routed(namespace, message)
+        entered = copy
         return Routed(
             copy.namespace,
             dataclasses.replace(message, namespace=copy.namespace),
-            release=lambda: self._done(copy),
+            release=lambda: self._book.done(entered),
         )
 
     def current(self, ctx: Any, namespace: str) -> str:
@@ -198,16 +163,10 @@ class EraCopies:
         held across rounds is served by)."""
         if not revision_of(caller_version(ctx)).handshake:
             return namespace
-        copy = self._copies.get((namespace, principal_of(ctx).key))
-        if copy is None or not copy.registered.done() or not copy.registered.result():
+        copy = self._book.current(namespace, principal_of(ctx).key)
+        if copy is None or not copy.registered.done() or copy.registered.exception() is not None:
             return namespace
         return copy.namespace
-
-    def _done(self, copy: _EraCopy) -> None:
-        copy.in_flight -= 1
-        copy.last_used = self._clock()
-        if copy.retiring and copy.in_flight == 0:
-            self._unregister(copy)
 
     async def _era_of(self, namespace: str) -> str | None:
         learnt = self._eras.get(namespace)
@@ -234,78 +193,17 @@ class EraCopies:
         elif era is not None:
             logger.info("eras: %s speaks %s", namespace, era)
 
-    def _register(self, server: ServerConfig, key: tuple[str, str], suffix: str) -> _EraCopy:
-        namespace = f"{server.name}{COPY_MARK}{suffix}"
-        if namespace in self._namespaces:  # the caller's former copy is still on its way out
-            namespace = f"{namespace}~{next(self._names)}"
-        loop = asyncio.get_running_loop()
-        copy = _EraCopy(namespace, key, server, loop.create_future(), last_used=self._clock())
-        self._copies[key] = copy
-        self._namespaces[namespace] = copy
-        config = server.model_copy(update={"name": namespace, "protocol": LEGACY})
-        self._handoff.start(self._registering(copy, config))
-        self._upkeep.added(loop)
-        return copy
-
-    async def _registering(self, copy: _EraCopy, config: ServerConfig) -> None:
-        try:
-            await anyio.to_thread.run_sync(self._runtime.register_server, config)
-        except Exception as exc:
-            logger.warning("eras: no handshake-era copy of %s: %s", copy.source.name, exc)
-            copy.registered.set_result(False)
-            self._drop(copy)
-            return
-        logger.info("eras: %s serves a handshake-era client of %s", copy.namespace, copy.source.name)
-        copy.registered.set_result(True)
-        if copy.retiring and copy.in_flight == 0:
-            self._unregister(copy)
-
-    # ---- leaving -------------------------------------------------------------------------------
-
     def adopt(self) -> None:
         """The config was reloaded (any thread): copies of servers removed or changed go, and
         every server's era is learnt again."""
-        self._handoff.call(self._adopted)
-
-    def _adopted(self) -> None:
-        self._eras.clear()
-        servers = self._config().servers
-        for copy in list(self._copies.values()):
-            if servers.get(copy.key[0]) != copy.source:
-                self._retire(copy)
-
-    def _retire(self, copy: _EraCopy) -> None:
-        """No new request goes to ``copy``; it is unregistered once its requests are answered."""
-        if copy.retiring:
-            return
-        copy.retiring = True
-        if self._copies.get(copy.key) is copy:
-            del self._copies[copy.key]
-        if copy.in_flight == 0 and copy.registered.done():
-            self._unregister(copy)
-
-    def _unregister(self, copy: _EraCopy) -> None:
-        if copy.registered.done() and copy.registered.result():
-            self._handoff.start(self._unregistering(copy))
-
-    async def _unregistering(self, copy: _EraCopy) -> None:
-        try:
-            await anyio.to_thread.run_sync(self._runtime.unregister_server, copy.namespace)
-        except Exception as exc:
-            logger.info("eras: %s not unregistered: %s", copy.namespace, exc)
-        self._drop(copy)
-
-    def _drop(self, copy: _EraCopy) -> None:
-        if self._namespaces.get(copy.namespace) is copy:
-            del self._namespaces[copy.namespace]
-        if self._copies.get(copy.key) is copy:
-            del self._copies[copy.key]
-        self._forget(copy.namespace)
+        self._handoff.call(self._eras.clear)
+        self._book.adopt()
 
     # ---- lists ---------------------------------------------------------------------------------
 
     def view(self, items: Sequence[_T]) -> list[_T]:
         """``items`` of a list without any copy's: a copy's items are its server's."""
-        if not self._namespaces:
+        copies = self._book.copies
+        if not copies:
             return list(items)
-        return [item for item in items if namespace_of(item) not in self._namespaces]
+        return [item for item in items if namespace_of(item) not in copies]

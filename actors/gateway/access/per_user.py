@@ -34,20 +34,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import itertools
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
-
-import anyio.to_thread
 
 from actors.config import RuntimeConfig
 from actors.gateway.access.claims import Unfilled, copy_of, needs_token
+from actors.gateway.access.copy_book import Copy, CopyBook
 from actors.gateway.access.exchange import ExchangeFailed, TokenExchange
 from actors.gateway.access.principal import AuthMode, Principal, principal_of
-from actors.gateway.access.upkeep import CopyUpkeep
 from actors.gateway.handoff import LoopHandoff
 from actors.mcp.catalog import PromptSpec
 from actors.mcp.config import ServerConfig
@@ -86,30 +83,13 @@ def without_per_user(config: RuntimeConfig) -> RuntimeConfig:
     return config if len(shared) == len(config.servers) else config.model_copy(update={"servers": shared})
 
 
-@dataclass(eq=False)
-class _Copy:
-    """One caller's instance of a per-user server. Touched on the loop only."""
-
-    namespace: str
-    template: str
-    caller: str
-    config: ServerConfig
-    """Filled in for the caller (secrets inside: never logged)."""
-    source: ServerConfig
-    """The server's entry it was filled in from."""
-    registered: asyncio.Future[None] = field(repr=False)
-    in_flight: int = 0
-    last_used: float = 0.0
-    retiring: bool = False
-
-
 @dataclass(frozen=True)
 class Routed:
     """A request as it is sent: to its caller's copy (``copy``), or as it came (``copy`` None)."""
 
     namespace: str
     message: ServerRequest
-    copy: _Copy | None = None
+    copy: Copy | None = None
     release: Callable[[], None] | None = None
     """Called once the request is answered (a copy that counts its requests in flight)."""
 
@@ -129,20 +109,9 @@ class PerUserServers:
         forget: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._runtime = runtime
         self._config = config
-        self._handoff = handoff
-        self._forget = forget
-        self._clock = clock
         self.exchange = TokenExchange(clock)
-        self._current: dict[tuple[str, str], _Copy] = {}
-        """(server, caller key) → the copy that takes that caller's requests now."""
-        self._copies: dict[str, _Copy] = {}
-        """namespace → every copy registered or on its way in or out."""
-        self._names = itertools.count(1)
-        self._upkeep = CopyUpkeep(
-            lambda: self._config().access.per_user_servers, clock, self._copies.values, self._retire
-        )
+        self._book = CopyBook("per-user", runtime, config, handoff, forget, clock)
 
     # ---- requests ------------------------------------------------------------------------------
 
@@ -158,34 +127,24 @@ class PerUserServers:
             copy = await self._copy_for(principal_of(ctx), template, config)
         except (Unfilled, ExchangeFailed) as exc:
             return ToolResult.fail(ErrorType.AUTH, str(exc))
-        copy.in_flight += 1
         try:
-            await asyncio.shield(copy.registered)
-        except asyncio.CancelledError:
-            self.done(copy)
-            raise
+            await self._book.entered(copy)
         except ToolError as exc:
-            self.done(copy)
             return ToolResult.fail(exc.error_type, f"no instance of {namespace} for this caller: {exc}")
-        copy.last_used = self._clock()
         return Routed(copy.namespace, dataclasses.replace(message, namespace=copy.namespace), copy)
 
-    def done(self, copy: _Copy | None) -> None:
+    def done(self, copy: Copy | None) -> None:
         """A request `route` sent to ``copy`` was answered."""
-        if copy is None:
-            return
-        copy.in_flight -= 1
-        copy.last_used = self._clock()
-        if copy.retiring and copy.in_flight == 0:
-            self._unregister(copy)
+        if copy is not None:
+            self._book.done(copy)
 
     def current(self, ctx: Any, namespace: str) -> str:
         """The namespace of the caller of ``ctx``'s copy of ``namespace``, if they have one, else
         ``namespace`` (what a request held across rounds is served by)."""
-        copy = self._current.get((namespace, principal_of(ctx).key))
+        copy = self._book.current(namespace, principal_of(ctx).key)
         return copy.namespace if copy is not None else namespace
 
-    async def _copy_for(self, principal: Principal, template: ServerConfig, config: RuntimeConfig) -> _Copy:
+    async def _copy_for(self, principal: Principal, template: ServerConfig, config: RuntimeConfig) -> Copy:
         keys = config.gateway.servers.get(template.name)
         exchange = keys.token_exchange if keys is not None else None
         token: str | None = None
@@ -200,98 +159,21 @@ class PerUserServers:
                 issuer = config.access.auth.issuer if config.access.auth is not None else None
                 token = await self.exchange.token_for(token, exchange, issuer)
         caller = principal.key
-        current = self._current.get((template.name, caller))
+        current = self._book.current(template.name, caller)
         if current is not None and not current.retiring:
             if (
                 current.source == template
                 and copy_of(template, principal, current.namespace, token) == current.config
             ):
                 return current
-            self._retire(current)
-        return self._register(template, principal, caller, token)
-
-    def _register(
-        self, template: ServerConfig, principal: Principal, caller: str, token: str | None
-    ) -> _Copy:
-        namespace = f"{template.name}{SEPARATOR}{caller}"
-        if namespace in self._copies:  # the caller's former copy is still on its way out
-            namespace = f"{namespace}~{next(self._names)}"
-        loop = asyncio.get_running_loop()
-        copy = _Copy(
-            namespace,
-            template.name,
-            caller,
-            copy_of(template, principal, namespace, token),
-            template,
-            loop.create_future(),
-            last_used=self._clock(),
-        )
-        self._current[template.name, caller] = copy
-        self._copies[namespace] = copy
-        self._handoff.start(self._registering(copy))
-        self._upkeep.added(loop)
+            self._book.retire(current)
         logger.info("per-user: %s for %s", template.name, caller)
-        return copy
-
-    async def _registering(self, copy: _Copy) -> None:
-        try:
-            await anyio.to_thread.run_sync(self._runtime.register_server, copy.config)
-        except Exception as exc:
-            error = (
-                exc
-                if isinstance(exc, ToolError)
-                else ToolError(copy.namespace, ErrorType.EXECUTION, str(exc))
-            )
-            logger.warning("per-user: %s not registered: %s", copy.namespace, error)
-            copy.registered.set_exception(error)
-            copy.registered.exception()  # retrieved: the callers waiting are told by `route`
-            self._drop(copy)
-            return
-        copy.registered.set_result(None)
-        if copy.retiring and copy.in_flight == 0:
-            self._unregister(copy)
-
-    # ---- leaving -------------------------------------------------------------------------------
-
-    def _retire(self, copy: _Copy) -> None:
-        """No new request goes to ``copy``; it is unregistered once its requests are answered."""
-        if copy.retiring:
-            return
-        copy.retiring = True
-        if self._current.get((copy.template, copy.caller)) is copy:
-            del self._current[copy.template, copy.caller]
-        if copy.in_flight == 0 and copy.registered.done():
-            self._unregister(copy)
-
-    def _unregister(self, copy: _Copy) -> None:
-        if not copy.registered.done() or copy.registered.exception() is not None:
-            return  # never registered (or not yet: `_registering` unregisters it when it is)
-        self._handoff.start(self._unregistering(copy))
-
-    async def _unregistering(self, copy: _Copy) -> None:
-        try:
-            await anyio.to_thread.run_sync(self._runtime.unregister_server, copy.namespace)
-        except Exception as exc:
-            logger.info("per-user: %s not unregistered: %s", copy.namespace, exc)
-        self._drop(copy)
-        logger.info("per-user: %s for %s unregistered", copy.template, copy.caller)
-
-    def _drop(self, copy: _Copy) -> None:
-        if self._copies.get(copy.namespace) is copy:
-            del self._copies[copy.namespace]
-        if self._current.get((copy.template, copy.caller)) is copy:
-            del self._current[copy.template, copy.caller]
-        self._forget(copy.namespace)
+        name = f"{template.name}{SEPARATOR}{caller}"
+        return self._book.register(template, caller, name, lambda ns: copy_of(template, principal, ns, token))
 
     def adopt(self) -> None:
         """The config was reloaded (any thread): copies of servers removed or changed go."""
-        self._handoff.call(self._adopted)
-
-    def _adopted(self) -> None:
-        servers = self._config().servers
-        for copy in list(self._copies.values()):
-            if servers.get(copy.template) != copy.source:
-                self._retire(copy)
+        self._book.adopt()
 
     # ---- lists ---------------------------------------------------------------------------------
 
@@ -299,7 +181,7 @@ class PerUserServers:
         """Before a list: a per-user server with no copy on this replica gets the caller's, so
         that the list learns what it offers (a caller who cannot fill it in gets none)."""
         config = self._config()
-        had = {copy.template for copy in self._copies.values() if not copy.retiring}
+        had = {copy.server for copy in self._book.live()}
         missing = [s for ns, s in config.servers.items() if s.affinity == "user" and ns not in had]
         for template in missing:
             try:
@@ -315,7 +197,7 @@ class PerUserServers:
         """``items`` of a list as a caller sees them: each per-user server once, under its own
         name, from the caller's copy (else the copy used last). Without ``ctx`` (a look-up, not
         a list): every copy's items, each once."""
-        if not self._copies:
+        if not self._book.copies:
             return list(items)
         caller = principal_of(ctx).key if ctx is not None else None
         shown: dict[str, str] = {}
@@ -342,10 +224,10 @@ class PerUserServers:
 
     def _shown(self, template: str, caller: str, items: Sequence[Any]) -> str:
         listed = {namespace_of(item) for item in items}
-        own = self._current.get((template, caller))
+        own = self._book.current(template, caller)
         if own is not None and own.namespace in listed:
             return own.namespace
-        copies = [c for c in self._copies.values() if c.template == template and c.namespace in listed]
+        copies = [c for c in self._book.copies.values() if c.server == template and c.namespace in listed]
         return max(copies, key=lambda c: c.last_used).namespace if copies else ""
 
 
