@@ -7,23 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import anthropic
 import httpx2
-from agents import Agent, ModelResponse, ModelSettings, RunConfig, Runner, Tool, Usage, set_tracing_disabled
-from agents.models.interface import Model, ModelTracing
+from agents import Agent, RunConfig, Runner, set_tracing_disabled
 from anthropic.types import Message, TextBlock, ToolUseBlock
 from anthropic.types import Usage as AnthropicUsage
 from langchain.agents import create_agent
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.tools import BaseTool
+from langchain_core.messages import AIMessage, ToolMessage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
-from pydantic import Field
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolCallPart, ToolReturnPart
 from pydantic_ai.messages import ModelResponse as PydanticResponse
@@ -37,6 +31,8 @@ from actors.agents.openai_agents import ActorsMCPServer
 from actors.agents.pydantic_ai import McpActorsToolset
 from actors.agents.skills import LOAD_SKILL, READ_SKILL_FILE
 from tests.agents.conftest import skills_server
+from tests.agents.test_langchain import ScriptedModel
+from tests.agents.test_openai_agents import Scripted
 from tests.runtime.conftest import config
 from tests.servers.skills_server import SAMPLE
 
@@ -101,31 +97,6 @@ def _returns(messages: list[ModelMessage]) -> dict[str, Any]:
 # ---- LangChain / LangGraph ----------------------------------------------------------------------
 
 
-class _Scripted(BaseChatModel):
-    """A chat model answering from its script, keeping the tools each turn was bound with."""
-
-    steps: list[AIMessage]
-    bound: list[list[BaseTool]] = Field(default_factory=list)
-    seen: list[list[BaseMessage]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
-        return self.bind(tools=list(tools), **kwargs)
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        raise NotImplementedError("the agents run on the host's loop")
-
-    async def _agenerate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        self.seen.append(list(messages))
-        self.bound.append(list(kwargs.get("tools", [])))
-        return ChatResult(generations=[ChatGeneration(message=self.steps[len(self.seen) - 1])])
-
-
 def _calls(tag: str, *calls: tuple[str, dict[str, Any]]) -> AIMessage:
     return AIMessage(
         content="",
@@ -139,7 +110,7 @@ def test_langchain_offers_the_skill_tools_and_returns_their_text(skills_folder: 
     async def scenario() -> None:
         async with AsyncRuntime.start(servers(skills_folder)) as rt:
             steps = [_calls("a", (LOAD_SKILL, LOAD)), _calls("b", (READ_SKILL_FILE, READ)), AIMessage("done")]
-            model = _Scripted(steps=steps)
+            model = ScriptedModel(steps=steps)
             agent = create_agent(model, middleware=[McpActorsMiddleware(rt, skills=True)])
             result = await agent.ainvoke({"messages": [{"role": "user", "content": "use a skill"}]})
 
@@ -162,34 +133,6 @@ def _text(message: ToolMessage) -> str:
 # ---- OpenAI Agents SDK --------------------------------------------------------------------------
 
 
-class _ScriptedResponses(Model):
-    """A model answering each turn with the next step of its script, keeping its tools and input."""
-
-    def __init__(self, steps: list[list[Any]]) -> None:
-        self.steps = steps
-        self.turns: list[tuple[list[Tool], list[Any]]] = []
-
-    async def get_response(
-        self,
-        system_instructions: str | None,
-        input: str | list[Any],
-        model_settings: ModelSettings,
-        tools: list[Tool],
-        output_schema: Any,
-        handoffs: list[Any],
-        tracing: ModelTracing,
-        *,
-        previous_response_id: str | None,
-        conversation_id: str | None,
-        prompt: Any,
-    ) -> ModelResponse:
-        self.turns.append((list(tools), [input] if isinstance(input, str) else list(input)))
-        return ModelResponse(output=self.steps.pop(0), usage=Usage(), response_id=None)
-
-    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError("the tests run the model unstreamed")
-
-
 def _function_call(name: str, arguments: dict[str, Any], call_id: str) -> ResponseFunctionToolCall:
     return ResponseFunctionToolCall(
         id=f"fc_{call_id}", call_id=call_id, type="function_call", name=name, arguments=json.dumps(arguments)
@@ -204,7 +147,7 @@ def test_openai_agents_offers_the_skill_tools_and_returns_their_text(skills_fold
         status="completed",
         content=[ResponseOutputText(type="output_text", text="done", annotations=[], logprobs=[])],
     )
-    model = _ScriptedResponses(
+    model = Scripted(
         [[_function_call(LOAD_SKILL, LOAD, "load")], [_function_call(READ_SKILL_FILE, READ, "read")], [done]]
     )
 
@@ -214,15 +157,10 @@ def test_openai_agents_offers_the_skill_tools_and_returns_their_text(skills_fold
             result = await Runner.run(agent, "use a skill", run_config=RunConfig(tracing_disabled=True))
             assert result.final_output == "done"
 
-        tools = {tool.name: tool for tool in model.turns[0][0]}
+        tools = {tool.name: tool for tool in model.turns[0].tools}
         assert set(tools) == {LOAD_SKILL, READ_SKILL_FILE}
         assert LISTED in getattr(tools[LOAD_SKILL], "description", "").splitlines()
-        outputs = {
-            item["call_id"]: item["output"]
-            for _, given in model.turns
-            for item in given
-            if isinstance(item, dict) and item.get("type") == "function_call_output"
-        }
+        outputs = {call_id: output for turn in model.turns for call_id, output in turn.outputs().items()}
         check_load(_output_text(outputs["load"]))
         assert _output_text(outputs["read"]) == f"{FORMS_TAG}\n{FORMS}"
 
