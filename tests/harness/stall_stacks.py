@@ -55,6 +55,9 @@ class Stall:
     sampler_blocked: bool = False
     """The sampler itself could not run meanwhile: another thread held the GIL (or the
     sampler waited for a CPU), so the loop thread could not run Python code either."""
+    spawning: bool = False
+    """Meanwhile another thread was starting a process: CPython 3.11's ``fork_exec`` holds the
+    GIL until the child has called exec, so a child that waits for a CPU holds every thread."""
 
     @property
     def seconds(self) -> float:
@@ -274,7 +277,8 @@ class StallSampler:
         if self._samples % self.others_every == 0:
             self._note_others(now, threads, {t.native_id for t in loops.values()})
         if gap > self.min_stall + self.interval and loops:
-            self._record(Stall(now - gap, now, _gil_held(frames, set(loops)), 1, sampler_blocked=True))
+            held, spawning = _gil_held(frames, set(loops))
+            self._record(Stall(now - gap, now, held, 1, sampler_blocked=True, spawning=spawning))
         for ident in list(self._busy):
             if ident not in loops:
                 self._finish(ident, now)
@@ -364,20 +368,28 @@ def _is_loop(thread: threading.Thread) -> bool:
     return isinstance(getattr(getattr(thread, "_target", None), "__self__", None), EventLoop)
 
 
-def _gil_held(frames: dict[int, FrameType], loops: set[int]) -> str:
-    """The threads that may have held the GIL: those not waiting, innermost frames last."""
+def _gil_held(frames: dict[int, FrameType], loops: set[int]) -> tuple[str, bool]:
+    """The threads that may have held the GIL: those not waiting, innermost frames last; and
+    whether one of them was starting a process (`Stall.spawning`)."""
     names = {t.ident: t.name for t in threading.enumerate()}
     me = threading.get_ident()
-    busy = [
-        (names.get(ident, str(ident)), _stack(frame)[-8:])
+    others = [
+        (ident, frame)
         for ident, frame in frames.items()
         if ident not in loops and ident != me and frame.f_code.co_name not in _WAITING
     ]
+    busy = [(names.get(ident, str(ident)), _stack(frame)[-8:]) for ident, frame in others]
     lines = ["  the sampler itself could not run: another thread held the GIL. Threads not waiting:"]
     for name, stack in busy or [("(none)", ())]:
         lines.append(f"  [{name}]")
         lines.extend(f"    {line}" for line in stack)
-    return "\n".join(lines)
+    return "\n".join(lines), any(_spawning(frame) for _, frame in others)
+
+
+def _spawning(frame: FrameType) -> bool:
+    """Whether ``frame`` is `subprocess` starting a child (in its ``fork_exec`` call)."""
+    code = frame.f_code
+    return code.co_name == "_execute_child" and code.co_filename.endswith("subprocess.py")
 
 
 def _format(stacks: Counter[tuple[str, ...]]) -> str:

@@ -14,17 +14,21 @@ from tests.harness.stall_stacks import _TICK, Collection, Scheduling, Stall, Sta
 class Recorded(StallSampler):
     """A sampler that was never started, answering with what a test gives it."""
 
-    def __init__(self, scheduling: Scheduling | None, sampler_blocked: bool = False) -> None:
+    def __init__(
+        self, scheduling: Scheduling | None, sampler_blocked: bool = False, spawning: bool = False
+    ) -> None:
         super().__init__()
         self.scheduling = scheduling
         self.sampler_blocked = sampler_blocked
+        self.spawning = spawning
 
     def scheduling_between(self, start: float, end: float) -> Scheduling | None:
         return self.scheduling
 
     def stalls_between(self, start: float, end: float) -> list[Stall]:
         if self.sampler_blocked:
-            return [Stall(start, end, "  the sampler itself could not run", 1, sampler_blocked=True)]
+            held = "  the sampler itself could not run"
+            return [Stall(start, end, held, 1, sampler_blocked=True, spawning=self.spawning)]
         return [Stall(start, end, "    somewhere.py:1 blocking_call", 3)]
 
     def collections_between(self, start: float, end: float, longer_than: float = 0.01) -> list[Collection]:
@@ -110,3 +114,41 @@ def test_the_machine_s_steal_is_read_per_cpu() -> None:
     steal = _steal()
     assert steal is not None and 1 <= len(steal) <= (os.cpu_count() or 1)
     assert all(ticks >= 0 for ticks in steal)
+
+
+def test_a_lag_blocked_while_another_thread_started_a_process_is_excused() -> None:
+    # The loop thread blocked 280 ms while the sampler could not run and a builtin tool's
+    # thread was in subprocess's fork_exec (the GIL held until its child called exec).
+    blocked = Scheduling(on_cpu=0.01, waiting_for_cpu=0.01)
+    verdict = judge(LAG, LIMIT, Recorded(blocked, sampler_blocked=True, spawning=True))
+    assert verdict is not None and not verdict.failed, verdict
+    assert "another thread was starting a process" in verdict.text
+    # The same without a process starting: another thread held the GIL running, never excused.
+    running = judge(LAG, LIMIT, Recorded(blocked, sampler_blocked=True))
+    assert running is not None and running.failed
+    # A process started while the loop thread ran on a CPU excuses none of that time.
+    ran = Scheduling(on_cpu=0.25, waiting_for_cpu=0.0)
+    busy = judge(LAG, LIMIT, Recorded(ran, sampler_blocked=True, spawning=True))
+    assert busy is not None and busy.failed
+
+
+def test_a_thread_in_subprocess_fork_exec_is_seen_as_starting_a_process() -> None:
+    import subprocess
+    import sys
+
+    from tests.harness.stall_stacks import _gil_held
+
+    seen: list[bool] = []
+    real = subprocess._fork_exec  # type: ignore[attr-defined]
+
+    def watched(*args: object) -> int:
+        # As the sampler, another thread, sees this one: its innermost Python frame.
+        seen.append(_gil_held({-1: sys._getframe(1)}, set())[1])
+        return real(*args)  # type: ignore[no-any-return]
+
+    subprocess._fork_exec = watched  # type: ignore[attr-defined]
+    try:
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+    finally:
+        subprocess._fork_exec = real  # type: ignore[attr-defined]
+    assert seen == [True]
