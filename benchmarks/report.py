@@ -555,14 +555,20 @@ def why(row: Row, results: dict[str, Any]) -> str:
         text = (
             f"{row.ratio} (first call {row.median} ms against {row.reference}; cold starts vary by tens "
             "of ms on a shared machine). Beyond the SDK's own spawn and handshake, the runtime starts the "
-            "server through the parent-death wrapper `actors/mcp/pdeathsig.py` (an extra interpreter start "
-            "before `exec`), lists the tools before the first call (one more round trip) and spawns the "
-            "server actor."
+            "server with a parent-death signal (`setpriv --pdeathsig` and a shell that checks the parent; "
+            "where setpriv is missing, the Python wrapper `actors/mcp/pdeathsig.py`, an interpreter start), "
+            "lists the tools before the first call (one more round trip) and spawns the server actor."
         )
-        if cost is not None:
+        launched = wrapper.get("launcher_cost_ms")
+        if launched is not None:
+            text += f" Measured here: setpriv and the shell add {launched:.1f} ms per spawn"
+            if cost is not None:
+                text += f"; the Python wrapper would add {cost:.1f} ms"
+            text += "."
+        elif cost is not None:
             text += (
                 f" Measured here: the wrapper adds {cost:.1f} ms per spawn (a bare `python -I -S -c pass` "
-                f"takes {_f(bare, 1)} ms; the rest is `import ctypes.util` and `find_library('c')`)."
+                f"takes {_f(bare, 1)} ms)."
             )
         return text
     if row.id == "big_messages":
@@ -582,7 +588,7 @@ def why(row: Row, results: dict[str, Any]) -> str:
             "gateway's CPU per call is the SDK's Streamable HTTP server (h11, Starlette, the session's "
             "dispatcher) and its stdio client session to the backend; a handshake-era call that only "
             "replies is answered in one JSON body (actors/gateway/first_reply.py), not an SSE stream. "
-            "The table under \"The gateway under load\" gives every level; at or near 100 % generator "
+            'The table under "The gateway under load" gives every level; at or near 100 % generator '
             "CPU the throughput is the load generator's, not the gateway's."
         )
     if row.id.startswith("gateway"):
@@ -908,7 +914,12 @@ def _details(b: dict[str, Any]) -> list[str]:
                 f" Spawn costs ({wrapper['exec_true']['n']} each): `/bin/true` "
                 f"{wrapper['exec_true']['median']:.1f} ms, `python -I -S -c pass` "
                 f"{wrapper['bare_interpreter']['median']:.1f} ms, the `pdeathsig` wrapper exec'ing "
-                f"`/bin/true` {wrapper['wrapper_exec_true']['median']:.1f} ms."
+                f"`/bin/true` {wrapper['wrapper_exec_true']['median']:.1f} ms"
+                + (
+                    f", setpriv and the shell exec'ing it {wrapper['launcher_exec_true']['median']:.1f} ms."
+                    if "launcher_exec_true" in wrapper
+                    else "."
+                )
             )
     big = b.get("big_messages")
     if big and "error" not in big:

@@ -18,7 +18,7 @@ from typing import Any
 
 from actors import AsyncRuntime, Runtime
 from actors.mcp.sdk_transport import SDKTransport
-from actors.mcp.stdio_process import PDEATHSIG_SCRIPT
+from actors.mcp.stdio_process import PDEATHSIG_SCRIPT, parent_death_launcher
 from actors.runtime.messages import CallTool, StartServer
 from benchmarks.common import (
     SDKLoop,
@@ -520,7 +520,8 @@ def cold_start(sizes: Sizes) -> dict[str, Any]:
 
 
 def _wrapper_start(reps: int) -> dict[str, Any]:
-    """What the parent-death wrapper adds to a spawn: it starts an interpreter before exec."""
+    """What setting the parent-death signal adds to a spawn: setpriv and a shell where the
+    runtime finds them (`parent_death_launcher`), else the Python wrapper's interpreter start."""
     script = PDEATHSIG_SCRIPT
     if os.name != "posix":
         return {}
@@ -529,6 +530,8 @@ def _wrapper_start(reps: int) -> dict[str, Any]:
         "wrapper_exec_true": [sys.executable, "-I", "-S", str(script), f"--ppid={os.getpid()}", "/bin/true"],
         "exec_true": ["/bin/true"],
     }
+    if launcher := parent_death_launcher():
+        cases["launcher_exec_true"] = [*launcher, str(os.getpid()), "/bin/true"]
     samples: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(reps):
         for name, argv in cases.items():
@@ -537,4 +540,6 @@ def _wrapper_start(reps: int) -> dict[str, Any]:
             samples[name].append((time.perf_counter() - start) * 1000.0)
     out: dict[str, Any] = {name: summary(values) for name, values in samples.items()}
     out["wrapper_cost_ms"] = out["wrapper_exec_true"]["median"] - out["exec_true"]["median"]
+    if "launcher_exec_true" in out:
+        out["launcher_cost_ms"] = out["launcher_exec_true"]["median"] - out["exec_true"]["median"]
     return out

@@ -3,9 +3,13 @@
 `StdioProcess` starts the server on a *keeper thread* of its own, which then waits for the
 server's exit and reaps it. Both halves keep work off the shared loop: the fork and exec (171 ms
 seen there under load) and the wait (asyncio's child watcher on Python 3.11 runs a thread per
-child anyway). The keeper must live as long as the server: the parent-death signal that
-`actors.mcp.pdeathsig` sets fires when the *thread* that forked the server ends, so a pooled
-worker thread (anyio retires idle ones) would take the server with it.
+child anyway). The keeper must live as long as the server: the parent-death signal the launch
+sets fires when the *thread* that forked the server ends, so a pooled worker thread (anyio
+retires idle ones) would take the server with it.
+
+The signal is set by util-linux's ``setpriv --pdeathsig`` where it is found (two small native
+execs), else by our own wrapper, `actors.mcp.pdeathsig` (a Python start: the cold start pays
+for it). A sandboxed server always goes through our wrapper, which also joins its cgroup.
 
 The exit is pushed to the loop at once, even while a grandchild holds the server's pipes open.
 `StdioProcess.stop` ends the server within the graces once its stdin is closed: SIGTERM to its
@@ -18,6 +22,7 @@ import asyncio
 import codecs
 import concurrent.futures
 import contextlib
+import functools
 import logging
 import os
 import shutil
@@ -46,6 +51,7 @@ __all__ = [
     "StdioProcess",
     "command_line",
     "exit_text",
+    "parent_death_launcher",
     "resolve_command",
     "sandboxed_command_line",
 ]
@@ -61,12 +67,45 @@ _SPAWN_TIMEOUT = 30.0
 _REAP_WAIT = 2.0
 
 
-def resolve_command(spec: StdioCommand, label: str) -> str:
-    """The command's path, or `StartRefused` now (rather than the wrapper's exit 127 later).
+_SHELL = "/bin/sh"
+# Run by the shell that setpriv execs, once the death signal is set: $0 is the pid our server
+# must have as its parent. Had the parent died between the fork and the prctl, no signal would
+# ever come: exit instead, as our own wrapper does.
+_PARENT_CHECK = '[ "$PPID" = "$0" ] || exit 1; exec "$@"'
 
-    Walks the file system: call it off the event loop. An entry that would serve a file already
-    served up the chain is refused too (`actors.mcp.served`).
+
+@functools.cache
+def parent_death_launcher() -> tuple[str, ...]:
+    """The argv prefix that sets the parent-death signal natively (``setpriv --pdeathsig``
+    through a shell that checks the parent), or ``()`` where setpriv cannot (then the Python
+    wrapper does). Runs setpriv once to see it can: call it off the event loop."""
+    setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    if setpriv is None or not os.access(_SHELL, os.X_OK):
+        return ()
+    prefix = (setpriv, "--pdeathsig", "KILL", "--", _SHELL, "-c", _PARENT_CHECK)
+    try:
+        tried = subprocess.run(
+            [*prefix, str(os.getpid()), _SHELL, "-c", "exit 0"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=_SPAWN_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    # An older setpriv without --pdeathsig exits 1 with its usage.
+    return prefix if tried.returncode == 0 else ()
+
+
+def resolve_command(spec: StdioCommand, label: str) -> str:
+    """The command's path, or `StartRefused` now (rather than the launch's exit 127 later).
+
+    Walks the file system (and looks up the `parent_death_launcher` once): call it off the
+    event loop. An entry that would serve a file already served up the chain is refused too
+    (`actors.mcp.served`).
     """
+    parent_death_launcher()
     if (loop := loop_of(spec.command, spec.args, spec.env, spec.cwd)) is not None:
         raise StartRefused(f"{label}: {loop}")
     command = spec.command
@@ -84,8 +123,10 @@ def resolve_command(spec: StdioCommand, label: str) -> str:
 
 def command_line(spec: StdioCommand, resolved: str) -> list[str]:
     """The argv that starts ``resolved`` (`resolve_command`'s answer) with ``spec``'s arguments,
-    through the parent-death wrapper on POSIX."""
+    through the `parent_death_launcher` or else the parent-death wrapper on POSIX."""
     argv = [resolved, *spec.args]
+    if launcher := parent_death_launcher():
+        return [*launcher, str(os.getpid()), *argv]
     if os.name == "posix" and sys.executable:
         # -I -S: the wrapper needs only the standard library; start it fast.
         return [sys.executable, "-I", "-S", str(PDEATHSIG_SCRIPT), f"--ppid={os.getpid()}", *argv]
