@@ -170,6 +170,8 @@ class SkillTools:
             logger.warning("agents: %s could not list its skills: %s", origin, answer.error)
         for origin, rejected in listing.rejected:
             logger.warning("agents: %s lists a skill that may not be loaded: %s", origin, dict(rejected))
+        for origin, held in listing.held:
+            logger.warning("agents: %s holds a changed skill until it is approved: %s", origin, dict(held))
         index = SkillIndex.of(listing)
         if not listing.failures:
             self._index = index
@@ -256,6 +258,7 @@ class SkillTools:
             tuple(s for part in parts for s in part.skills),
             tuple(r for part in parts for r in part.rejected),
             {ns: answer for part in parts for ns, answer in part.failures.items()},
+            tuple(h for part in parts for h in part.held),
         )
 
     def _own(self) -> None:

@@ -83,24 +83,32 @@ def skill_request(
     return what, send
 
 
+async def _pages(t: RequestTransport, method: str, params: JSONObject, key: str, timeout: float) -> list[Any]:
+    """The items under ``key`` of every page of ``method``, following ``nextCursor``."""
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(_MAX_PAGES):
+        page = await t.send(
+            Request(method, {**params, **({"cursor": cursor} if cursor is not None else {})}), timeout
+        )
+        found = page.get(key)
+        items.extend(found if isinstance(found, list) else ())
+        cursor = page.get("nextCursor") if isinstance(page.get("nextCursor"), str) else None
+        if cursor is None:
+            break
+    return items
+
+
 async def _listed(t: RequestTransport, timeout: float) -> JSONObject:
     """Every entry of every page; an entry a host may not load is reported, not dropped."""
     skills: list[JSONObject] = []
     rejected: list[JSONObject] = []
-    cursor: str | None = None
-    for _ in range(_MAX_PAGES):
-        params: JSONObject = {"cursor": cursor} if cursor is not None else {}
-        page = await t.send(Request("skills/list", params), timeout)
-        entries = page.get("skills")
-        for entry in entries if isinstance(entries, list) else ():
-            try:
-                skills.append(Skill.from_json(entry).to_json())
-            except SkillRejected as exc:
-                uri = entry.get("uri") if isinstance(entry, Mapping) else None
-                rejected.append({"uri": uri, "fault": exc.fault.value, "reason": exc.message})
-        cursor = page.get("nextCursor") if isinstance(page.get("nextCursor"), str) else None
-        if cursor is None:
-            break
+    for entry in await _pages(t, "skills/list", {}, "skills", timeout):
+        try:
+            skills.append(Skill.from_json(entry).to_json())
+        except SkillRejected as exc:
+            uri = entry.get("uri") if isinstance(entry, Mapping) else None
+            rejected.append({"uri": uri, "fault": exc.fault.value, "reason": exc.message})
     return {"skills": skills, "rejected": rejected}
 
 
@@ -135,14 +143,5 @@ async def _directory(
     settings = capabilities.get("extensions", {}).get(EXTENSION, {})
     if not (isinstance(settings, Mapping) and settings.get("directoryRead") is True):
         raise ServerReplyError("the server does not read directories (directoryRead)", -32601)
-    children: list[Any] = []
-    cursor: str | None = None
-    for _ in range(_MAX_PAGES):
-        params: JSONObject = {"uri": uri, **({"cursor": cursor} if cursor is not None else {})}
-        page = await t.send(Request("resources/directory/read", params), timeout)
-        found = page.get("resources")
-        children.extend(found if isinstance(found, list) else ())
-        cursor = page.get("nextCursor") if isinstance(page.get("nextCursor"), str) else None
-        if cursor is None:
-            break
+    children = await _pages(t, "resources/directory/read", {"uri": uri}, "resources", timeout)
     return {"uri": uri, "resources": children}

@@ -249,3 +249,23 @@ def test_the_skill_tools_belong_to_the_loop_they_were_first_used_on(skills_folde
 
     asyncio.run(first())
     asyncio.run(second())
+
+
+def test_a_skill_changed_since_first_seen_is_held_out_of_the_listing_and_logged(
+    skills_folder: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Asked of named servers (each listed apart, the parts joined): the held skills are kept.
+    async def scenario() -> None:
+        async with AsyncRuntime.start(one_server(skills_folder)) as rt:
+            first = (await declared(Toolbox(rt, namespaces={"docs"}, skills=True)))[LOAD_SKILL]
+            assert f"- {PDF}:" in first.description  # seen, and so pinned
+            manifest = skills_folder / "pdf-processing" / "SKILL.md"
+            manifest.write_text(manifest.read_text().replace("Extract, fill", "Exfiltrate, fill"))
+            with caplog.at_level("WARNING", logger="actors.agents.skills"):
+                again = (await declared(Toolbox(rt, namespaces={"docs"}, skills=True)))[LOAD_SKILL]
+            assert f"- {PDF}:" not in again.description and "Exfiltrate" not in again.description
+            assert f"- {REFUNDS}:" in again.description, "the unchanged skill stays"
+            logged = [r.getMessage() for r in caplog.records if "holds a changed skill" in r.getMessage()]
+            assert len(logged) == 1 and "skill://pdf-processing/SKILL.md" in logged[0], logged
+
+    asyncio.run(scenario())
