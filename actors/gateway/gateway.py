@@ -51,7 +51,7 @@ from actors.gateway.input_rounds import InputRounds
 from actors.gateway.prompts import Prompts
 from actors.gateway.resources import Resources
 from actors.gateway.rounds import HeldCalls, StateSeal
-from actors.gateway.routing import AffinityRouter, Routes, RuntimeRequests, Serving
+from actors.gateway.routing import AffinityRouter, RuntimeRequests, Serving
 from actors.gateway.server import LIST_CHANGES, Handlers, build_server
 from actors.gateway.sessions import Sessions
 from actors.gateway.skills import GatewaySkills
@@ -77,10 +77,11 @@ class Gateway:
 
     Wires the parts and is their one way in. Who owns what:
 
-    - the gateway's event loop owns every piece of client state (`Sessions`, the `Routes`,
-      `Resources`' subscribers and watches); the request handlers run on it;
+    - the gateway's event loop owns every piece of client state (`Sessions`,
+      `Resources`' subscribers and watches); the request handlers run on it; requests go to
+      their actors by the runtime's own routes (`actors.runtime.dispatch.Dispatch`);
     - the runtime's host thread (server logs, progress, server requests, list changes and
-      resource updates), the registry's thread (route answers), the subscription bus's thread
+      resource updates), the subscription bus's thread
       (`announce`) and the cluster's lease thread never touch that state: they hand over to the
       loop (`LoopHandoff`);
     - what is served (`config`, `names`, `tool_search`) is one immutable `Serving` snapshot,
@@ -146,13 +147,13 @@ class Gateway:
         self.runtime.pins.listen(PinAudit(self.audit))
         try:
             self.audit.start()  # its file is opened here, before serving
-            self._routes = Routes(self.runtime.registry, self._handoff)
-            self.per_user = PerUserServers(self.runtime, self._config, self._handoff, self._routes.forget)
+            forget = self.runtime.dispatch.forget_route
+            self.per_user = PerUserServers(self.runtime, self._config, self._handoff, forget)
             """The per-user servers' copies, one per caller (``"affinity": "user"``)."""
-            self.eras = EraCopies(self.runtime, self._config, self._handoff, self._routes.forget)
+            self.eras = EraCopies(self.runtime, self._config, self._handoff, forget)
             """The dual-era servers' copies pinned to the handshake era, for its clients."""
             requests = RuntimeRequests(
-                self.runtime, self._sessions, self._handoff, self._routes, affinity, self.per_user, self.eras
+                self.runtime, self._sessions, self._handoff, affinity, self.per_user, self.eras
             )
             replica = affinity.replica_id if affinity is not None else None
             seal = StateSeal(request_state_key) if request_state_key else None
@@ -274,7 +275,6 @@ class Gateway:
         self._serving = Serving(config, names, searching)
         self.limits.adopt(config.access.limits)
         self.audit.adopt(config)
-        self._routes.reset()
         self.per_user.adopt()
         self.eras.adopt()
         self._start_eager(s for ns, s in config.servers.items() if before.config.servers.get(ns) != s)

@@ -1,22 +1,21 @@
 """Routing: which actor (or replica) serves a client's request, and waiting for its answer.
 
-`Routes` remembers which server actor serves a namespace, so a call skips the registry;
-`RuntimeRequests` sends a request there (or hands it to the cluster's affinity router), waits for
-the answer without blocking the loop, cancels it at the backend when the client cancels or goes
-away, and lets the backend's log messages reach the client before the answer does.
+`RuntimeRequests` sends a request to the server actor that serves it, through the runtime's own
+routes (`actors.runtime.dispatch.Dispatch`: a request skips the registry), or hands it to the
+cluster's affinity router; it waits for the answer without blocking the loop, cancels it at the
+backend when the client cancels or goes away, and lets the backend's log messages reach the
+client before the answer does.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import mcp_types as types
-import pykka
 from mcp.server.connection import allowed_log_levels
 from mcp.shared.exceptions import MCPError
 
@@ -42,14 +41,13 @@ from actors.runtime.messages import (
     ResourceSubscription,
     ServerRequest,
 )
-from actors.runtime.registry import Route
 from actors.tools import ToolResult, ToolSpec
 
 if TYPE_CHECKING:
     from actors.cluster.forwarded_call import CallRelay
     from actors.cluster.served import ServedGateway
 
-__all__ = ["AffinityRouter", "Routes", "RuntimeRequests", "Serving"]
+__all__ = ["AffinityRouter", "RuntimeRequests", "Serving"]
 
 _LISTS = (ListTools, ListResources, ListResourceTemplates, ListPrompts)
 
@@ -105,74 +103,11 @@ class AffinityRouter(Protocol):
     ) -> Followed: ...
 
 
-class Routes:
-    """namespace → the actor serving its calls, as the registry said.
-
-    Owned by the gateway's loop. The registry's answers arrive on its thread and are handed to
-    the loop; `reset` (a reload, on the reloader's thread) too. Each reset starts a new
-    generation: an answer asked for before it is dropped.
-    """
-
-    def __init__(self, registry: pykka.ActorRef[Any], handoff: LoopHandoff) -> None:
-        self._registry = registry
-        self._handoff = handoff
-        self._routes: dict[str, pykka.ActorRef[Any]] = {}
-        self._generation = 0
-
-    def send(self, message: ServerRequest) -> None:
-        """Tell ``message`` to the actor serving its namespace, skipping the registry when its
-        route is known (a dead route sends it, and later calls, back through the registry)."""
-        if isinstance(message, CallTool):
-            route = self._routes.get(message.namespace)
-            if route is not None:
-                try:
-                    route.tell(message)
-                    return
-                except pykka.ActorDeadError:
-                    self._routes.pop(message.namespace, None)
-            self._learn(message.namespace)
-        self._registry.tell(message)
-
-    def _learn(self, namespace: str) -> None:
-        """Ask the registry which actor serves ``namespace``, for the calls after this one."""
-        asked = Route(namespace)
-        generation = self._generation
-        loop = asyncio.get_running_loop()
-
-        def learnt(answer: concurrent.futures.Future[Any]) -> None:
-            # On the registry's thread: the answer goes to the loop, which owns the routes.
-            if answer.cancelled() or answer.exception() is not None or answer.result() is None:
-                return
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(self.learnt, generation, namespace, answer.result())
-
-        asked.reply.add_done_callback(learnt)
-        self._registry.tell(asked)
-
-    def learnt(self, generation: int, namespace: str, route: pykka.ActorRef[Any]) -> None:
-        """The registry named ``route`` for ``namespace`` (on the loop)."""
-        if generation == self._generation:
-            self._routes[namespace] = route
-
-    def forget(self, namespace: str) -> None:
-        """Forget the route of ``namespace`` (on the loop): it was unregistered."""
-        self._routes.pop(namespace, None)
-
-    def reset(self) -> None:
-        """Forget every route (from any thread): the servers behind them may have changed."""
-        if not self._handoff.call(self._reset):
-            self._reset()  # not serving yet: no loop touches them
-
-    def _reset(self) -> None:
-        self._generation += 1
-        self._routes = {}
-
-
 class RuntimeRequests:
     """Sends clients' requests to the runtime and waits for the answers, on the gateway's loop.
 
-    Holds no state of its own: the requests in flight are in `Sessions`, the routes in `Routes`
-    (both owned by the loop), the per-user servers' copies in `PerUserServers` and the
+    Holds no state of its own: the requests in flight are in `Sessions` (owned by the loop), the
+    routes in the runtime's `Dispatch`, the per-user servers' copies in `PerUserServers` and the
     handshake-era copies in `EraCopies` (the loop's too): a request for a per-user server goes to
     its caller's copy, a handshake-era client's to its era's, and a list shows each caller theirs.
     """
@@ -182,7 +117,6 @@ class RuntimeRequests:
         runtime: Runtime,
         sessions: Sessions,
         handoff: LoopHandoff,
-        routes: Routes,
         affinity: AffinityRouter | None,
         per_user: PerUserServers | None = None,
         eras: EraCopies | None = None,
@@ -190,7 +124,6 @@ class RuntimeRequests:
         self._runtime = runtime
         self._sessions = sessions
         self._handoff = handoff
-        self._routes = routes
         self._affinity = affinity
         self._per_user = per_user
         self._eras = eras
@@ -294,7 +227,7 @@ class RuntimeRequests:
         if isinstance(routed, ToolResult):
             return routed
         message = routed.message
-        self._routes.send(message)
+        self._runtime.dispatch.tell(message)
         try:
             return await asyncio.wrap_future(message.reply)
         except asyncio.CancelledError:
@@ -315,7 +248,7 @@ class RuntimeRequests:
             message = message.with_inputs(ClientInputs(ctx, self._handoff))
         ticket = self._sessions.busy(namespace, ctx)
         try:
-            self._routes.send(message)
+            self._runtime.dispatch.tell(message)
             result = await while_connected(ctx, asyncio.wrap_future(message.reply))
             if asks_progress(ctx) or may_log(ctx):
                 await self._forwarded(namespace, ticket)

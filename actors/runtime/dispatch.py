@@ -3,14 +3,19 @@
 Both facades send a request the same way: work out how long its caller may wait, tell it to
 the server actor the registry named for its namespace (remembered, so the next request skips
 the registry's hop), or to the registry when no actor is known. `Runtime` then waits on the
-reply slot on its caller's thread, `AsyncRuntime` awaits it on the host's loop.
+reply slot on its caller's thread, `AsyncRuntime` awaits it on the host's loop. The gateway
+sends through the same routes (`Dispatch.tell`), without waiting for one it does not know yet.
 
-Owner: none; shared by the host's threads and loops. Its two maps are only read and written
-a key at a time (atomic for a dict), and what they hold is immutable.
+Owner: none; shared by the host's threads and loops and the registry's thread (a route it
+names). Its two maps are only read and written a key at a time (atomic for a dict), and what
+they hold is immutable. A route learnt for a server since forgotten is dropped (`forget` starts
+a new generation); one that names an actor since stopped sends through the registry again.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import itertools
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +57,8 @@ class Dispatch:
         self._configs = configs
         # namespace -> the actor that serves it, as the registry said.
         self._routes: dict[str, pykka.ActorRef[Any]] = {}
+        self._forgotten = itertools.count()
+        self._generation = next(self._forgotten)
 
     def config(self, namespace: str) -> ServerConfig | None:
         return self._configs.get(namespace)
@@ -65,8 +72,16 @@ class Dispatch:
         self._configs[config.name] = config
 
     def forget(self, namespace: str) -> None:
-        """A server was unregistered: its configuration and route go."""
+        """A server was unregistered: its configuration and route go (and any route asked for
+        before now is not learnt when the registry answers)."""
+        self._generation = next(self._forgotten)
         self._configs.pop(namespace, None)
+        self._routes.pop(namespace, None)
+
+    def forget_route(self, namespace: str) -> None:
+        """The actor serving ``namespace`` was replaced (a gateway's copy retired): only its
+        route goes."""
+        self._generation = next(self._forgotten)
         self._routes.pop(namespace, None)
 
     def deadline(self, message: ServerRequest) -> ToolResult | Deadline:
@@ -88,6 +103,27 @@ class Dispatch:
         asked = Route(namespace)
         self._registry.tell(asked)
         return asked
+
+    def tell(self, call: ServerRequest) -> None:
+        """Send ``call`` without waiting (from any thread or loop): to its actor if the route is
+        known; else through the registry, while the route is learnt for the calls after it."""
+        route = self._routes.get(call.namespace)
+        if route is None:
+            self._learn(call.namespace)
+        self.send(call, route)
+
+    def _learn(self, namespace: str) -> None:
+        asked, generation = Route(namespace), self._generation
+
+        def learnt(answer: concurrent.futures.Future[Any]) -> None:
+            # On the registry's thread. Not a route to a server forgotten since it was asked.
+            if answer.cancelled() or answer.exception() is not None or answer.result() is None:
+                return
+            if generation == self._generation:
+                self._routes.setdefault(namespace, answer.result())
+
+        asked.reply.add_done_callback(learnt)
+        self._registry.tell(asked)
 
     def send(self, call: ServerRequest, route: pykka.ActorRef[Any] | None) -> None:
         """Tell ``call`` to ``route`` (the actor the registry named), remembered for the next

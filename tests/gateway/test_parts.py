@@ -18,10 +18,8 @@ from actors.gateway.broadcasts import Broadcasts, kind_of
 from actors.gateway.conversion import is_not_offered, protocol_error, template_pattern
 from actors.gateway.forwarding import Forwarding
 from actors.gateway.handoff import LoopHandoff
-from actors.gateway.routing import Routes, plain_name
+from actors.gateway.routing import plain_name
 from actors.gateway.sessions import Sessions
-from actors.runtime.messages import CallTool
-from actors.runtime.registry import Route
 from actors.tools import ErrorType, ToolResult
 from actors.tools.check import not_offered
 
@@ -92,43 +90,6 @@ def test_sessions_keep_each_client_s_connection_once() -> None:
     sessions.seen(_Ctx(session=Session(connection)))
     sessions.seen(_Ctx(session=Session(connection)))
     assert sessions.connections() == [connection]
-
-
-# ---- Routes -------------------------------------------------------------------------------------
-
-
-class _Registry:
-    """Records what is told to it (the registry actor's ref, for what Routes sends)."""
-
-    def __init__(self) -> None:
-        self.told: list[Any] = []
-
-    def tell(self, message: Any) -> None:
-        self.told.append(message)
-
-
-def test_a_route_learnt_for_an_old_configuration_is_dropped() -> None:
-    registry, served = _Registry(), _Registry()
-
-    async def scenario() -> None:
-        handoff = LoopHandoff()
-        handoff.on_loop()
-        routes = Routes(registry, handoff)  # type: ignore[arg-type]
-        routes.send(CallTool("a", "t", {}))
-        asked = next(m for m in registry.told if isinstance(m, Route))
-        routes.reset()  # a reload, before the registry answered
-        await asyncio.sleep(0)
-        asked.reply.set_result(served)
-        await asyncio.sleep(0)
-        routes.send(CallTool("a", "t", {}))
-        assert served.told == []  # through the registry again
-        asked = [m for m in registry.told if isinstance(m, Route)][-1]
-        asked.reply.set_result(served)  # on this thread here; handed to the loop all the same
-        await asyncio.sleep(0)
-        routes.send(CallTool("a", "t", {}))
-        assert [type(m) for m in served.told] == [CallTool]
-
-    asyncio.run(scenario())
 
 
 # ---- LoopHandoff --------------------------------------------------------------------------------
