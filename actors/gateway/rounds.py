@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import collections
 import concurrent.futures
 import contextlib
 import hashlib
@@ -135,7 +136,9 @@ class HeldCall:
         self.serving: Any = None
         """The request (its SDK context) waiting on this call now: the one its log messages go to."""
         self._handoff = handoff
-        self._asked: asyncio.Queue[Asked] = asyncio.Queue()
+        self._asked: collections.deque[Asked] = collections.deque()
+        self._wake: asyncio.Future[None] | None = None
+        """While `next` waits: set when a round is asked or the call ends."""
 
     # ---- CallInputs, on a worker thread -------------------------------------------------------
 
@@ -148,7 +151,8 @@ class HeldCall:
     # ---- on the loop --------------------------------------------------------------------------
 
     def _asked_on_loop(self, asked: Asked) -> None:
-        self._asked.put_nowait(asked)
+        self._asked.append(asked)
+        _wake(self._wake)
         # A client that never comes back must not hold its backend's call for ever.
         timer = asyncio.get_running_loop().call_later(_RETRY_WAIT, self._expire, asked)
         asked.slot.add_done_callback(lambda _: timer.cancel())
@@ -158,18 +162,22 @@ class HeldCall:
         settle(asked.slot, InputRefused(types.INTERNAL_ERROR, error))
 
     async def next(self) -> Asked | ToolResult:
-        """The backend's next round of requests, or the call's result."""
+        """The backend's next round of requests (first, if both are there), or the call's result."""
         task = self.task
         assert task is not None
-        getter = asyncio.ensure_future(self._asked.get())
-        either: list[asyncio.Future[Any]] = [getter, task]
-        try:
-            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not getter.done():
-                getter.cancel()
-        if getter.done() and not getter.cancelled():
-            self.waiting = getter.result()
+        if not self._asked and not task.done():
+            # One future either side wakes: most calls ask nothing, and end with no task or
+            # wait machinery of their own beyond it.
+            wake = self._wake = asyncio.get_running_loop().create_future()
+            ended = lambda _: _wake(wake)  # noqa: E731
+            task.add_done_callback(ended)
+            try:
+                await wake
+            finally:
+                self._wake = None
+                task.remove_done_callback(ended)
+        if self._asked:
+            self.waiting = self._asked.popleft()
             return self.waiting
         return task.result()
 
@@ -191,6 +199,11 @@ class HeldCall:
         self.refuse(InputRefused(types.INTERNAL_ERROR, "the client went away"))
         if self.task is not None:
             self.task.cancel()
+
+
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
 
 
 class HeldElsewhere(MCPError):
