@@ -28,6 +28,7 @@ from actors.gateway.conversion import protocol_error
 from actors.gateway.hints import OWN_VIEW, CacheHints
 from actors.gateway.routing import RuntimeRequests
 from actors.gateway.skill_uris import inward, outward, outward_entry
+from actors.mcp.skill_requests import SkillAction
 from actors.mcp.skills import EXTENSION
 from actors.runtime.facade import Runtime
 from actors.runtime.skill_messages import SkillRequest
@@ -40,6 +41,9 @@ logger = logging.getLogger(__name__)
 
 DECLARED: Final = {EXTENSION: {"directoryRead": True}}
 """What the gateway declares of the extension."""
+
+_JUDGED: Final = frozenset({SkillAction.LIST, SkillAction.GET, SkillAction.LOAD})
+"""What `SkillPins.after` judges: the answers that carry entries."""
 
 
 class SkillParams(types.RequestParams):
@@ -119,6 +123,9 @@ class GatewaySkills:
 
     async def _ask(self, ctx: Any, request: SkillRequest) -> ToolResult:
         answer = await self._requests.request(ctx, request.namespace, request)
+        if request.action not in _JUDGED:
+            return answer  # the pins judge entries; a directory read has none
+        # Off the loop: judging reads and writes the pin store.
         return await anyio.to_thread.run_sync(self._pins.after, request, answer)
 
     def _located(self, uri: str) -> tuple[str, str]:
