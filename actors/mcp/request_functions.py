@@ -3,14 +3,14 @@ per request, run on the loop in the request's task."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from actors.mcp.inputs import CALL_INPUTS, CallInputs
 from actors.mcp.tasks import TaskState, TaskTransport
-from actors.mcp.transport import ClientTransport, JSONObject, ServerReplyError
+from actors.mcp.transport import ClientTransport, JSONObject, Request, RequestTransport, ServerReplyError
 
-__all__ = ["TASK_NOT_FOUND", "completion_request", "prompt_request", "task_request"]
+__all__ = ["TASK_NOT_FOUND", "completion_of", "completion_request", "prompt_request", "task_request"]
 
 TASK_NOT_FOUND = frozenset({-32602})
 """How a server says it knows no such task (``tasks/get``, ``tasks/cancel``)."""
@@ -30,12 +30,31 @@ def prompt_request(
 def completion_request(
     ref: JSONObject, argument: dict[str, str], arguments_so_far: dict[str, str] | None, timeout: float
 ) -> Callable[[ClientTransport], Any]:
+    """``completion/complete`` as a request value (``ref`` and ``argument`` checked by the
+    `Complete` message); its answer is the ``completion`` object."""
+    params: JSONObject = {"ref": dict(ref), "argument": dict(argument)}
+    if arguments_so_far is not None:
+        params["context"] = {"arguments": dict(arguments_so_far)}
+    request = Request("completion/complete", params)
+
     async def complete(t: ClientTransport) -> JSONObject:
-        answer = await t.complete(ref, argument, arguments_so_far, timeout)
-        completion = answer.get("completion")
-        return dict(completion) if isinstance(completion, dict) else {"values": []}
+        if not isinstance(t, RequestTransport):
+            raise ServerReplyError(f"the {t.kind} transport sends no completion/complete", -32601)
+        return completion_of(await t.send(request, timeout))
 
     return complete
+
+
+def completion_of(answer: Mapping[str, Any]) -> JSONObject:
+    """The ``completion`` of a ``CompleteResult`` (as JSON); -32603 if it has no list of texts."""
+    completion = answer.get("completion")
+    values = completion.get("values") if isinstance(completion, Mapping) else None
+    if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
+        raise ServerReplyError(
+            "the server's answer to completion/complete is malformed: its values are not texts",
+            -32603,
+        )
+    return dict(completion)  # type: ignore[arg-type]
 
 
 def task_request(

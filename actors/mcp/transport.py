@@ -5,9 +5,10 @@ The real implementation drives the official SDK (`SDKTransport`); the seed scena
 mock transports that implement the same protocol.
 
 `Transport` is what tools need; `ClientTransport` adds the rest of the MCP client surface
-(resources, prompts, completion, subscriptions). `RequestTransport` is the narrow seam: a
-request as a value (`Request`) in, its result as JSON out; the methods of extensions (skills)
-are written above it, as typed helpers, and need nothing more of a transport. Server-to-client
+(resources, prompts, subscriptions). `RequestTransport` is the narrow seam: a request as a value
+(`Request`) in, its result as JSON out; completion and the methods of extensions (skills) are
+written above it, as typed helpers (`actors.mcp.request_functions`,
+`actors.mcp.skill_requests`), and need nothing more of a transport. Server-to-client
 requests (sampling, elicitation, roots) are answered by `ClientHandlers`, given to a transport
 when it is made.
 """
@@ -247,7 +248,7 @@ def stray_text(lines: Sequence[str]) -> str:
 
 @runtime_checkable
 class ClientTransport(Transport, Protocol):
-    """A `Transport` that also speaks resources, prompts, completion and subscriptions.
+    """A `Transport` that also speaks resources, prompts and subscriptions.
 
     Lists follow pagination. Requests raise as `Transport` documents; a request the server
     does not support raises `ServerReplyError` (``-32601``).
@@ -274,15 +275,6 @@ class ClientTransport(Transport, Protocol):
 
     async def get_prompt(self, name: str, arguments: dict[str, str], timeout: float | None) -> JSONObject:
         """The ``GetPromptResult`` as JSON: ``{"description"?, "messages": [...]}``."""
-        ...
-
-    async def complete(
-        self, ref: JSONObject, argument: dict[str, str], context: dict[str, str] | None, timeout: float | None
-    ) -> JSONObject:
-        """The ``CompleteResult`` as JSON: ``{"completion": {"values", "total"?, "hasMore"?}}``.
-
-        ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or ``{"type": "ref/resource", "uri": ...}``.
-        """
         ...
 
     async def subscribe_resource(self, uri: str) -> None:

@@ -28,12 +28,13 @@ from actors.mcp.transport import (
     RemoteResource,
     RemoteResourceTemplate,
     RemoteTool,
+    Request,
     ServerInfo,
     ServerReplyError,
     TransportEvents,
 )
 
-__all__ = ["Completer", "MockTransport", "PromptBehaviour", "ResourceContent", "ToolBehaviour"]
+__all__ = ["ANSWERS", "Completer", "MockTransport", "PromptBehaviour", "ResourceContent", "ToolBehaviour"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +52,7 @@ Completer = Callable[[JSONObject, dict[str, str], dict[str, str] | None], Sequen
 """``complete(ref, argument, context)`` → the completion values."""
 
 INVALID_PARAMS: Final = -32602
+METHOD_NOT_FOUND: Final = -32601
 
 _FULL_CAPABILITIES: dict[str, Any] = {
     "tools": {"listChanged": True},
@@ -251,12 +253,21 @@ class MockTransport:
             answer["description"] = prompt.description
         return answer
 
-    async def complete(
-        self, ref: JSONObject, argument: dict[str, str], context: dict[str, str] | None, timeout: float | None
-    ) -> JSONObject:
+    async def send(self, request: Request, timeout: float | None) -> JSONObject:
+        """A request as a value (`actors.mcp.transport.RequestTransport`), answered by the
+        method's entry in `ANSWERS`; a method it has none for, as a server would (-32601)."""
         self._require_alive()
+        answer = ANSWERS.get(request.method)
+        if answer is None:
+            raise ServerReplyError(f"Method not found: {request.method}", METHOD_NOT_FOUND)
         await self._delay(timeout)
-        values = list(self.completer(ref, argument, context)) if self.completer is not None else []
+        return answer(self, request.params)
+
+    def _complete(self, params: JSONObject) -> JSONObject:
+        argument, context = params.get("argument") or {}, params.get("context")
+        arguments = context.get("arguments") if isinstance(context, dict) else None
+        ref, completer = params.get("ref") or {}, self.completer
+        values = list(completer(ref, argument, arguments)) if completer is not None else []
         return {"completion": {"values": values, "total": len(values), "hasMore": False}}
 
     async def probe(self) -> None:
@@ -318,6 +329,12 @@ class MockTransport:
         handler = getattr(self._events, news, None) if self._events is not None else None
         if handler is not None:
             handler(*args)
+
+
+ANSWERS: Final[Mapping[str, Callable[[MockTransport, JSONObject], JSONObject]]] = {
+    "completion/complete": MockTransport._complete,
+}
+"""How the mock answers each method sent as a request value (`MockTransport.send`)."""
 
 
 def _resource(resource: RemoteResource | str) -> RemoteResource:

@@ -20,6 +20,7 @@ import pytest
 from actors.mcp.config import ServerConfig
 from actors.mcp.freshness import CACHE_HINT
 from actors.mcp.loop import THREAD_NAME, EventLoop
+from actors.mcp.request_functions import completion_request
 from actors.mcp.sdk_transport import MODERN_PROTOCOL, SDKOptions, SDKTransport, StdioCommand
 from actors.mcp.transport import ClientHandlers, ClientTransport, JSONObject, ServerReplyError
 from tests.mcp.conftest import Recorder, http_transport, stdio_transport
@@ -188,20 +189,20 @@ def test_unknown_resource_unknown_prompt_and_missing_arguments_are_reply_errors(
 
 
 def test_complete_prompt_and_template_arguments(session: Session) -> None:
-    people = session.run(
-        "complete", {"type": "ref/prompt", "name": "greet"}, {"name": "name", "value": "al"}, None, 10
-    )
-    assert people["completion"] == {"values": ["alice", "albert"], "total": 2, "hasMore": False}
-    fruit = session.run(
-        "complete",
+    # Completion is a request value sent through the transport's one `send` (no method of its own).
+    def complete(ref: dict[str, Any], argument: dict[str, str], context: dict[str, str] | None) -> Any:
+        return session.loop.run(completion_request(ref, argument, context, 10), session.transport, timeout=20)
+
+    people = complete({"type": "ref/prompt", "name": "greet"}, {"name": "name", "value": "al"}, None)
+    assert people == {"values": ["alice", "albert"], "total": 2, "hasMore": False}
+    fruit = complete(
         {"type": "ref/resource", "uri": "fixture://items/{item}"},
         {"name": "item", "value": "ap"},
         {"other": "x"},
-        10,
     )
-    assert fruit["completion"]["values"] == ["apple", "apricot"]
-    with pytest.raises(ValueError, match="ref/prompt or ref/resource"):
-        session.run("complete", {"type": "ref/tool", "name": "x"}, {"name": "a", "value": ""}, None, 10)
+    assert fruit["values"] == ["apple", "apricot"]
+    with pytest.raises(ServerReplyError):  # the server's own refusal of a reference it has no kind for
+        complete({"type": "ref/tool", "name": "x"}, {"name": "a", "value": ""}, None)
 
 
 # -- progress and logging -----------------------------------------------------------------------

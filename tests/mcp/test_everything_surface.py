@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from actors.mcp.loop import EventLoop
+from actors.mcp.request_functions import completion_request
 from actors.mcp.sdk_transport import SDKOptions, SDKTransport, StdioCommand
 from actors.mcp.transport import ClientHandlers, JSONObject, ServerReplyError
 from tests.interop.conftest import node, npm_server
@@ -43,6 +44,10 @@ class Everything:
 
     def run(self, method: str, *args: Any, timeout: float = 30) -> Any:
         return self.loop.run(getattr(self.transport, method), *args, timeout=timeout)
+
+    def ask(self, request: Any, timeout: float = 30) -> Any:
+        """A request function (`actors.mcp.request_functions`) run over the transport."""
+        return self.loop.run(request, self.transport, timeout=timeout)
 
     def call(self, tool: str, arguments: dict[str, Any], timeout: float = 20) -> str:
         outcome = self.run("call_tool", tool, arguments, timeout, timeout=timeout + 10)
@@ -99,18 +104,21 @@ def test_prompts_and_completion(everything: Everything) -> None:
     with pytest.raises(ServerReplyError):
         everything.run("get_prompt", "no-such-prompt", {}, 20)
 
-    departments = everything.run(
-        "complete",
-        {"type": "ref/prompt", "name": "completable-prompt"},
-        {"name": "department", "value": "Eng"},
-        None,
-        20,
+    departments = everything.ask(
+        completion_request(
+            {"type": "ref/prompt", "name": "completable-prompt"},
+            {"name": "department", "value": "Eng"},
+            None,
+            20,
+        )
     )
-    assert departments["completion"]["values"] == ["Engineering"]
-    ids = everything.run(
-        "complete", {"type": "ref/resource", "uri": TEXT}, {"name": "resourceId", "value": "5"}, None, 20
+    assert departments["values"] == ["Engineering"]
+    ids = everything.ask(
+        completion_request(
+            {"type": "ref/resource", "uri": TEXT}, {"name": "resourceId", "value": "5"}, None, 20
+        )
     )
-    assert ids["completion"]["values"] == ["5"]
+    assert ids["values"] == ["5"]
 
 
 def test_progress_of_a_long_operation(everything: Everything) -> None:

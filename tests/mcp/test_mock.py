@@ -10,7 +10,7 @@ import pytest
 
 from actors.mcp.config import ServerConfig
 from actors.mcp.loop import EventLoop
-from actors.mcp.transport import ClientTransport, RemotePrompt, RemoteResource, ServerReplyError
+from actors.mcp.transport import ClientTransport, RemotePrompt, RemoteResource, Request, ServerReplyError
 from actors.testing import BlockingAdapter, MockTransport
 from tests.mcp.conftest import Recorder
 
@@ -60,10 +60,14 @@ def test_the_mock_speaks_the_client_surface(loop: EventLoop) -> None:
 
     greeting = run(loop, mock.get_prompt, "greet", {"who": "Ada"}, 5)
     assert greeting["messages"] == [{"role": "user", "content": {"type": "text", "text": "Hello, Ada"}}]
-    completion = run(
-        loop, mock.complete, {"type": "ref/prompt", "name": "greet"}, {"name": "who", "value": "a"}, None, 5
+    asked = Request(
+        "completion/complete",
+        {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "who", "value": "a"}},
     )
-    assert completion["completion"]["values"] == ["alice"]
+    assert run(loop, mock.send, asked, 5)["completion"]["values"] == ["alice"]
+    with pytest.raises(ServerReplyError, match="Method not found: skills/list") as unknown:
+        run(loop, mock.send, Request("skills/list"), 5)
+    assert unknown.value.code == -32601  # a method the mock has no answer for, as a server says it
 
     seen: list[tuple[float, float | None, str | None]] = []
 

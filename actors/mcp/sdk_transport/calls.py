@@ -36,7 +36,6 @@ from actors.mcp.transport import (
 
 __all__ = [
     "call_tool",
-    "complete",
     "follow",
     "get_prompt",
     "list_prompts",
@@ -166,20 +165,6 @@ async def get_prompt(
         return await client.get_prompt(name, arguments)
 
     return convert.to_json(await requests.run(f"prompts/get {name!r}", send, timeout))
-
-
-async def complete(
-    requests: SessionRequests,
-    client: Client,
-    reference: types.PromptReference | types.ResourceTemplateReference,
-    argument: dict[str, str],
-    context: dict[str, str] | None,
-    timeout: float | None,
-) -> JSONObject:
-    async def send() -> types.CompleteResult:
-        return await client.complete(reference, argument, context)
-
-    return convert.to_json(await requests.run("completion/complete", send, timeout))
 
 
 async def follow(

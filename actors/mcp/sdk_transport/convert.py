@@ -14,7 +14,6 @@ from mcp.client.caching import MAX_TTL_MS
 
 from actors.mcp.freshness import ListFreshness
 from actors.mcp.revisions import revision_of
-from actors.mcp.sdk_transport.failures import validation_text
 from actors.mcp.transport import (
     CallOutcome,
     JSONObject,
@@ -28,7 +27,6 @@ from actors.mcp.transport import (
 __all__ = [
     "freshness",
     "outcome",
-    "reference",
     "remote_prompt",
     "remote_resource",
     "remote_template",
@@ -68,19 +66,6 @@ def outcome(result: types.CallToolResult) -> CallOutcome:
         structured_content=result.structured_content,
         is_error=bool(result.is_error),
     )
-
-
-def reference(ref: JSONObject) -> types.PromptReference | types.ResourceTemplateReference:
-    """A completion reference from JSON; ``ValueError`` for one that is neither kind."""
-    kind = ref.get("type")
-    try:
-        if kind == "ref/prompt":
-            return types.PromptReference.model_validate(ref)
-        if kind == "ref/resource":
-            return types.ResourceTemplateReference.model_validate(ref)
-    except pydantic.ValidationError as exc:
-        raise ValueError(f"a bad completion reference {ref!r}: {validation_text(exc)}") from None
-    raise ValueError(f"a completion reference has the type ref/prompt or ref/resource; got {ref!r}")
 
 
 def server_info(client: Client) -> ServerInfo:

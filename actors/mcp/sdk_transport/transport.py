@@ -31,7 +31,7 @@ from actors.mcp.inputs import CALL_INPUTS
 from actors.mcp.redaction import Redactor
 from actors.mcp.revisions import HANDSHAKE, Input, Notices, Revision
 from actors.mcp.sdk_options import HTTPEndpoint, SDKOptions, StdioCommand
-from actors.mcp.sdk_transport import calls, convert, tasks
+from actors.mcp.sdk_transport import calls, tasks
 from actors.mcp.sdk_transport.channel import prepare
 from actors.mcp.sdk_transport.failures import exc_text
 from actors.mcp.sdk_transport.negotiation import EraNegotiation
@@ -400,16 +400,6 @@ class SDKTransport:
             return await calls.get_prompt(self._requests, client, name, arguments, timeout, rounds)
         with self._answers.answering(inputs):
             return await calls.get_prompt(self._requests, client, name, arguments, timeout)
-
-    async def complete(
-        self, ref: JSONObject, argument: dict[str, str], context: dict[str, str] | None, timeout: float | None
-    ) -> JSONObject:
-        """``{"completion": {"values", "total"?, "hasMore"?}}`` for a prompt's or a template's argument.
-
-        Raises ``ValueError`` for a ``ref`` that is neither ``ref/prompt`` nor ``ref/resource``.
-        """
-        reference = convert.reference(ref)  # refused before the connection is looked at
-        return await calls.complete(self._requests, self._client(), reference, argument, context, timeout)
 
     async def subscribe_resource(self, uri: str) -> None:
         """Follow updates of ``uri``: ``resources/subscribe``, or on 2026-07-28 sessions a listen
