@@ -337,7 +337,9 @@ class MCPToolAdapter:
         return info, tools, catalog, hints
 
     async def _list_catalog(self) -> tuple[Catalog, Freshnesses]:
-        return await self._requests.list_catalog(self._require_transport(), self.capabilities)
+        info = self.server_info
+        version = info.protocol_version if info is not None else None
+        return await self._requests.list_catalog(self._require_transport(), self.capabilities, version)
 
     async def _disconnect(self) -> None:
         session, self._session = self._session, None

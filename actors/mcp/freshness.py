@@ -22,6 +22,7 @@ from typing import Any, Final, Literal, TypeVar, overload
 __all__ = [
     "CACHE_HINT",
     "LIST_KINDS",
+    "MAX_TTL_MS",
     "Freshnesses",
     "ListFreshness",
     "ListKind",
@@ -39,6 +40,9 @@ ListKind = Literal["tools", "resources", "templates", "prompts"]
 LIST_KINDS: Final[tuple[ListKind, ...]] = ("tools", "resources", "templates", "prompts")
 
 Scope = Literal["public", "private"]
+
+MAX_TTL_MS: Final = 24 * 60 * 60 * 1000
+"""The longest ``ttlMs`` honoured, as the SDK's client cache caps it (``mcp.client.caching``)."""
 
 CACHE_HINT: Final = "cacheHint"
 """The key of a read's hint in a `ToolResult`'s metadata: ``{"ttlMs": ..., "cacheScope": ...}``."""

@@ -17,6 +17,7 @@ import anyio
 from actors.mcp.catalog import Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec
 from actors.mcp.classify import classify
 from actors.mcp.freshness import CACHE_HINT, Freshnesses, ListFreshness, Listing, ListKind, freshness_of
+from actors.mcp.list_requests import PROMPTS, RESOURCES, TEMPLATES, CatalogList, listed
 from actors.mcp.redaction import Redactor
 from actors.mcp.skills import SKILL_FAULT, SkillRejected
 from actors.mcp.transport import (
@@ -25,6 +26,7 @@ from actors.mcp.transport import (
     JSONObject,
     Progress,
     RemoteTool,
+    RequestTransport,
     ServerReplyError,
     Transport,
 )
@@ -198,29 +200,35 @@ class AdapterRequests:
             raise ToolError(self.server, kind, f"listing tools failed: {self.redact(message)}") from exc
 
     async def list_catalog(
-        self, transport: Transport, capabilities: dict[str, Any]
+        self, transport: Transport, capabilities: dict[str, Any], protocol_version: str | None
     ) -> tuple[Catalog, Freshnesses]:
-        """The resources, templates and prompts the server says it has (capabilities), listed,
-        and the caching hint of each list (a kind the server does not offer is left out).
+        """The resources, templates and prompts the server says it has (capabilities), listed
+        as request values (`actors.mcp.list_requests`), and the caching hint of each list (a
+        kind the server does not offer is left out).
 
         A server that fails one of these lists (an error answer) keeps the others; a lost
         connection or a timeout fails the whole listing, as for tools.
         """
-        if not isinstance(transport, ClientTransport):
+        if not isinstance(transport, RequestTransport):
             return Catalog(), {}
-        ns = self.server
+        ns, timeout = self.server, self.call_timeout
+
+        async def fetch(kind: CatalogList[_L]) -> Listing[_L]:
+            return await listed(transport, kind, timeout, protocol_version)
+
         hints: dict[ListKind, ListFreshness | None] = {}
         resources: list[ResourceSpec] = []
         templates: list[ResourceTemplateSpec] = []
         prompts: list[PromptSpec] = []
         if capabilities.get("resources") is not None:
-            listed = await self._listing("resources", transport.list_resources)
-            resources, hints["resources"] = [ResourceSpec.of(ns, r) for r in listed], freshness_of(listed)
-            found = await self._listing("resource templates", transport.list_resource_templates)
+            listed_resources = await self._listing("resources", lambda: fetch(RESOURCES))
+            resources = [ResourceSpec.of(ns, r) for r in listed_resources]
+            hints["resources"] = freshness_of(listed_resources)
+            found = await self._listing("resource templates", lambda: fetch(TEMPLATES))
             templates = [ResourceTemplateSpec.of(ns, t) for t in found]
             hints["templates"] = freshness_of(found)
         if capabilities.get("prompts") is not None:
-            offered = await self._listing("prompts", transport.list_prompts)
+            offered = await self._listing("prompts", lambda: fetch(PROMPTS))
             prompts, hints["prompts"] = [PromptSpec.of(ns, p) for p in offered], freshness_of(offered)
         catalog = Catalog(resources=tuple(resources), templates=tuple(templates), prompts=tuple(prompts))
         return catalog, hints

@@ -4,10 +4,10 @@ Every method is a coroutine run on the runtime's one event-loop thread (`EventLo
 The real implementation drives the official SDK (`SDKTransport`); the seed scenarios use
 mock transports that implement the same protocol.
 
-`Transport` is what tools need; `ClientTransport` adds the rest of the MCP client surface
-(resources, prompts, subscriptions). `RequestTransport` is the narrow seam: a request as a value
-(`Request`) in, its result as JSON out; completion and the methods of extensions (skills) are
-written above it, as typed helpers (`actors.mcp.request_functions`,
+`Transport` is what tools need; `ClientTransport` adds reads, prompts and subscriptions.
+`RequestTransport` is the narrow seam: a request as a value (`Request`) in, its result as JSON
+out; the catalog's lists, completion and the methods of extensions (skills) are written above
+it, as typed helpers (`actors.mcp.list_requests`, `actors.mcp.request_functions`,
 `actors.mcp.skill_requests`), and need nothing more of a transport. Server-to-client
 requests (sampling, elicitation, roots) are answered by `ClientHandlers`, given to a transport
 when it is made.
@@ -248,7 +248,7 @@ def stray_text(lines: Sequence[str]) -> str:
 
 @runtime_checkable
 class ClientTransport(Transport, Protocol):
-    """A `Transport` that also speaks resources, prompts and subscriptions.
+    """A `Transport` that also reads resources, gets prompts and follows subscriptions.
 
     Lists follow pagination. Requests raise as `Transport` documents; a request the server
     does not support raises `ServerReplyError` (``-32601``).
@@ -260,18 +260,10 @@ class ClientTransport(Transport, Protocol):
         """`call_tool`, asking the server for progress notifications (a progress token)."""
         ...
 
-    async def list_resources(self) -> Sequence[RemoteResource]:
-        """A list, or a `Listing` with its caching hint (as `list_tools`)."""
-        ...
-
-    async def list_resource_templates(self) -> Sequence[RemoteResourceTemplate]: ...
-
     async def read_resource(self, uri: str, timeout: float | None) -> JSONObject:
         """The ``ReadResourceResult`` as JSON: ``{"contents": [{"uri", "mimeType", "text" | "blob"}]}``,
         and its caching hint, if any, under `actors.mcp.freshness.CACHE_HINT`."""
         ...
-
-    async def list_prompts(self) -> Sequence[RemotePrompt]: ...
 
     async def get_prompt(self, name: str, arguments: dict[str, str], timeout: float | None) -> JSONObject:
         """The ``GetPromptResult`` as JSON: ``{"description"?, "messages": [...]}``."""

@@ -13,6 +13,7 @@ with a `ServerReplyError` (``-32602``).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -197,14 +198,6 @@ class MockTransport:
 
     # ---- resources ------------------------------------------------------------------------
 
-    async def list_resources(self) -> list[RemoteResource]:
-        self._require_alive()
-        return list(self.resources)
-
-    async def list_resource_templates(self) -> list[RemoteResourceTemplate]:
-        self._require_alive()
-        return list(self.templates)
-
     async def read_resource(self, uri: str, timeout: float | None) -> JSONObject:
         self._require_alive()
         self.reads.append(uri)
@@ -227,10 +220,6 @@ class MockTransport:
         self.subscriptions.discard(uri)
 
     # ---- prompts and completion -----------------------------------------------------------
-
-    async def list_prompts(self) -> list[RemotePrompt]:
-        self._require_alive()
-        return list(self.prompts)
 
     async def get_prompt(self, name: str, arguments: dict[str, str], timeout: float | None) -> JSONObject:
         self._require_alive()
@@ -260,8 +249,18 @@ class MockTransport:
         answer = ANSWERS.get(request.method)
         if answer is None:
             raise ServerReplyError(f"Method not found: {request.method}", METHOD_NOT_FOUND)
-        await self._delay(timeout)
+        if request.method == "completion/complete":
+            await self._delay(timeout)
         return answer(self, request.params)
+
+    def _resources(self, params: JSONObject) -> JSONObject:
+        return {"resources": [_json(resource) for resource in self.resources]}
+
+    def _templates(self, params: JSONObject) -> JSONObject:
+        return {"resourceTemplates": [_json(template) for template in self.templates]}
+
+    def _prompts(self, params: JSONObject) -> JSONObject:
+        return {"prompts": [_json(prompt) for prompt in self.prompts]}
 
     def _complete(self, params: JSONObject) -> JSONObject:
         argument, context = params.get("argument") or {}, params.get("context")
@@ -333,8 +332,26 @@ class MockTransport:
 
 ANSWERS: Final[Mapping[str, Callable[[MockTransport, JSONObject], JSONObject]]] = {
     "completion/complete": MockTransport._complete,
+    "resources/list": MockTransport._resources,
+    "resources/templates/list": MockTransport._templates,
+    "prompts/list": MockTransport._prompts,
 }
 """How the mock answers each method sent as a request value (`MockTransport.send`)."""
+
+
+def _json(entry: RemoteResource | RemoteResourceTemplate | RemotePrompt) -> JSONObject:
+    """A listed entry as a server sends it (camelCase keys, unset fields left out)."""
+    fields = dataclasses.asdict(entry)
+    return {
+        _camel(key): list(value) if isinstance(value, tuple) else value
+        for key, value in fields.items()
+        if value not in (None, ())
+    }
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part.title() for part in rest)
 
 
 def _resource(resource: RemoteResource | str) -> RemoteResource:

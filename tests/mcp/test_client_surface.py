@@ -19,6 +19,7 @@ import pytest
 
 from actors.mcp.config import ServerConfig
 from actors.mcp.freshness import CACHE_HINT
+from actors.mcp.list_requests import PROMPTS, RESOURCES, TEMPLATES, CatalogList, listed
 from actors.mcp.loop import THREAD_NAME, EventLoop
 from actors.mcp.request_functions import completion_request
 from actors.mcp.sdk_transport import MODERN_PROTOCOL, SDKOptions, SDKTransport, StdioCommand
@@ -88,6 +89,11 @@ class Session:
     def run(self, method: str, *args: Any, timeout: float = 20) -> Any:
         return self.loop.run(getattr(self.transport, method), *args, timeout=timeout)
 
+    def listed(self, kind: CatalogList[Any]) -> Any:
+        """A catalog list of the server's, as the runtime asks for it (a request value)."""
+        version = self.transport.negotiated_protocol
+        return self.loop.run(listed, self.transport, kind, 10, version, timeout=30)
+
     def call(self, tool: str, arguments: dict[str, Any], timeout: float = 10) -> Any:
         return self.run("call_tool", tool, arguments, timeout, timeout=timeout + 10)
 
@@ -132,7 +138,7 @@ def test_is_a_client_transport(session: Session) -> None:
 
 
 def test_lists_follow_every_page(session: Session) -> None:
-    resources = {r.uri: r for r in session.run("list_resources")}
+    resources = {r.uri: r for r in session.listed(RESOURCES)}
     assert {"fixture://greeting", "fixture://blob"} <= set(resources)
     greeting = resources["fixture://greeting"]
     assert (greeting.name, greeting.description, greeting.mime_type) == (
@@ -141,10 +147,10 @@ def test_lists_follow_every_page(session: Session) -> None:
         "text/plain",
     )
 
-    templates = session.run("list_resource_templates")
+    templates = session.listed(TEMPLATES)
     assert [(t.uri_template, t.name) for t in templates] == [("fixture://items/{item}", "item")]
 
-    prompts = {p.name: p for p in session.run("list_prompts")}
+    prompts = {p.name: p for p in session.listed(PROMPTS)}
     assert {"greet", "plain"} <= set(prompts)
     assert prompts["greet"].description == "Greet someone."
     arguments = {a["name"]: a for a in prompts["greet"].arguments}
@@ -311,11 +317,11 @@ def test_resource_and_prompt_list_changes_are_reported_once(session: Session) ->
     name = unique("r")
     session.call("add_resource", {"name": name})
     assert events.wait_for(lambda: events.count("resources_changed") > resources_before)
-    assert f"fixture://added/{name}" in {r.uri for r in session.run("list_resources")}
+    assert f"fixture://added/{name}" in {r.uri for r in session.listed(RESOURCES)}
     prompt = unique("p")
     session.call("add_prompt", {"name": prompt})
     assert events.wait_for(lambda: events.count("prompts_changed") > prompts_before)
-    assert prompt in {p.name for p in session.run("list_prompts")}
+    assert prompt in {p.name for p in session.listed(PROMPTS)}
     session.round_trip()
     assert events.count("resources_changed") == resources_before + 1
     assert events.count("prompts_changed") == prompts_before + 1
@@ -375,7 +381,7 @@ def test_a_malformed_answer_is_a_reply_error(loop: EventLoop, raw: SDKTransport)
     with pytest.raises(ServerReplyError, match=r"answer to resources/read raw://garbage is malformed"):
         loop.run(raw.read_resource, "raw://garbage", 5, timeout=15)
     with pytest.raises(ServerReplyError, match=r"answer to prompts/list is malformed"):
-        loop.run(raw.list_prompts, timeout=15)
+        loop.run(listed, raw, PROMPTS, 5, raw.negotiated_protocol, timeout=15)
     assert loop.run(raw.read_resource, "raw://hello", 5, timeout=15)["contents"][0]["text"] == "hello"
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from actors.mcp.list_requests import PROMPTS, RESOURCES, TEMPLATES, CatalogList, listed
 from actors.mcp.loop import EventLoop
 from actors.mcp.request_functions import completion_request
 from actors.mcp.sdk_transport import SDKOptions, SDKTransport, StdioCommand
@@ -45,6 +46,11 @@ class Everything:
     def run(self, method: str, *args: Any, timeout: float = 30) -> Any:
         return self.loop.run(getattr(self.transport, method), *args, timeout=timeout)
 
+    def listed(self, kind: CatalogList[Any]) -> Any:
+        """A catalog list of the server's, as the runtime asks for it (a request value)."""
+        version = self.transport.negotiated_protocol
+        return self.loop.run(listed, self.transport, kind, 10, version, timeout=30)
+
     def ask(self, request: Any, timeout: float = 30) -> Any:
         """A request function (`actors.mcp.request_functions`) run over the transport."""
         return self.loop.run(request, self.transport, timeout=timeout)
@@ -75,12 +81,12 @@ def everything(loop: EventLoop) -> Iterator[Everything]:
 
 
 def test_resources_templates_and_reads(everything: Everything) -> None:
-    resources = everything.run("list_resources")
+    resources = everything.listed(RESOURCES)
     uris = [r.uri for r in resources]
     assert len(uris) == len(set(uris)), "a page was listed twice"
     assert any(uri.startswith("demo://resource/static/document/") for uri in uris), uris
 
-    templates = {t.uri_template: t for t in everything.run("list_resource_templates")}
+    templates = {t.uri_template: t for t in everything.listed(TEMPLATES)}
     assert TEXT in templates
     assert templates[TEXT].mime_type == "text/plain"
 
@@ -93,7 +99,7 @@ def test_resources_templates_and_reads(everything: Everything) -> None:
 
 
 def test_prompts_and_completion(everything: Everything) -> None:
-    prompts = {p.name: p for p in everything.run("list_prompts")}
+    prompts = {p.name: p for p in everything.listed(PROMPTS)}
     assert {"simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"} <= set(prompts)
     assert [a["name"] for a in prompts["args-prompt"].arguments] == ["city", "state"]
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from actors.mcp.config import ServerConfig
+from actors.mcp.list_requests import PROMPTS, RESOURCES, TEMPLATES, listed
 from actors.mcp.loop import EventLoop
 from actors.mcp.transport import ClientTransport, RemotePrompt, RemoteResource, Request, ServerReplyError
 from actors.testing import BlockingAdapter, MockTransport
@@ -47,9 +48,11 @@ def test_the_mock_speaks_the_client_surface(loop: EventLoop) -> None:
     info = run(loop, mock.connect, None)
     assert {"resources", "prompts", "completions", "logging"} <= set(info.capabilities)
 
-    assert [r.uri for r in run(loop, mock.list_resources)] == ["file:///notes.txt", "file:///raw"]
-    assert [t.uri_template for t in run(loop, mock.list_resource_templates)] == ["file:///{path}"]
-    assert [p.name for p in run(loop, mock.list_prompts)] == ["greet", "plain"]
+    resources = run(loop, listed, mock, RESOURCES, 5, None)
+    assert [r.uri for r in resources] == ["file:///notes.txt", "file:///raw"]
+    assert resources[0].mime_type == "text/plain" and resources.freshness is None
+    assert [t.uri_template for t in run(loop, listed, mock, TEMPLATES, 5, None)] == ["file:///{path}"]
+    assert [p.name for p in run(loop, listed, mock, PROMPTS, 5, None)] == ["greet", "plain"]
 
     assert run(loop, mock.read_resource, "file:///notes.txt", 5) == {
         "contents": [{"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "hello"}]
@@ -90,7 +93,7 @@ def test_unknown_resources_and_prompts_and_missing_arguments_are_refused(loop: E
         run(loop, mock.get_prompt, "greet", {}, 5)
     mock.crash()
     with pytest.raises(ConnectionError):
-        run(loop, mock.list_resources)
+        run(loop, listed, mock, RESOURCES, 5, None)
 
 
 def test_the_mock_tells_its_news_to_the_events(loop: EventLoop) -> None:

@@ -27,9 +27,6 @@ from actors.mcp.transport import (
     CallOutcome,
     JSONObject,
     Progress,
-    RemotePrompt,
-    RemoteResource,
-    RemoteResourceTemplate,
     RemoteTool,
     Request,
 )
@@ -38,9 +35,6 @@ __all__ = [
     "call_tool",
     "follow",
     "get_prompt",
-    "list_prompts",
-    "list_resource_templates",
-    "list_resources",
     "list_tools",
     "read_resource",
     "send",
@@ -81,48 +75,6 @@ async def call_tool(
         return await client.call_tool(name, arguments, progress_callback=callback)
 
     return convert.outcome(await requests.run(f"tools/call {name!r}", send, timeout))
-
-
-async def list_resources(
-    requests: SessionRequests, client: Client, timeout: float | None
-) -> Listing[RemoteResource]:
-    hints: list[ListFreshness | None] = []
-
-    async def page(cursor: str | None) -> tuple[Sequence[types.Resource], str | None]:
-        answer = await client.list_resources(cursor=cursor)
-        hints.append(convert.freshness(answer, client.protocol_version))
-        return answer.resources, answer.next_cursor
-
-    resources = await requests.paged("resources/list", page, timeout)
-    return Listing(tuple(convert.remote_resource(resource) for resource in resources), combined(hints))
-
-
-async def list_resource_templates(
-    requests: SessionRequests, client: Client, timeout: float | None
-) -> Listing[RemoteResourceTemplate]:
-    hints: list[ListFreshness | None] = []
-
-    async def page(cursor: str | None) -> tuple[Sequence[types.ResourceTemplate], str | None]:
-        answer = await client.list_resource_templates(cursor=cursor)
-        hints.append(convert.freshness(answer, client.protocol_version))
-        return answer.resource_templates, answer.next_cursor
-
-    templates = await requests.paged("resources/templates/list", page, timeout)
-    return Listing(tuple(convert.remote_template(template) for template in templates), combined(hints))
-
-
-async def list_prompts(
-    requests: SessionRequests, client: Client, timeout: float | None
-) -> Listing[RemotePrompt]:
-    hints: list[ListFreshness | None] = []
-
-    async def page(cursor: str | None) -> tuple[Sequence[types.Prompt], str | None]:
-        answer = await client.list_prompts(cursor=cursor)
-        hints.append(convert.freshness(answer, client.protocol_version))
-        return answer.prompts, answer.next_cursor
-
-    prompts = await requests.paged("prompts/list", page, timeout)
-    return Listing(tuple(convert.remote_prompt(prompt) for prompt in prompts), combined(hints))
 
 
 async def read_resource(

@@ -17,9 +17,6 @@ from actors.mcp.revisions import revision_of
 from actors.mcp.transport import (
     CallOutcome,
     JSONObject,
-    RemotePrompt,
-    RemoteResource,
-    RemoteResourceTemplate,
     RemoteTool,
     ServerInfo,
 )
@@ -27,9 +24,6 @@ from actors.mcp.transport import (
 __all__ = [
     "freshness",
     "outcome",
-    "remote_prompt",
-    "remote_resource",
-    "remote_template",
     "remote_tool",
     "server_info",
     "to_json",
@@ -89,39 +83,4 @@ def remote_tool(tool: types.Tool) -> RemoteTool:
         annotations=_optional_json(tool.annotations),
         task_support=tool.execution.task_support if tool.execution is not None else None,
         definition=to_json(tool),
-    )
-
-
-def remote_resource(resource: types.Resource) -> RemoteResource:
-    return RemoteResource(
-        uri=str(resource.uri),
-        name=resource.name,
-        title=resource.title,
-        description=resource.description,
-        mime_type=resource.mime_type,
-        size=resource.size,
-        annotations=_optional_json(resource.annotations),
-    )
-
-
-def remote_template(template: types.ResourceTemplate) -> RemoteResourceTemplate:
-    return RemoteResourceTemplate(
-        uri_template=template.uri_template,
-        name=template.name,
-        title=template.title,
-        description=template.description,
-        mime_type=template.mime_type,
-        annotations=_optional_json(template.annotations),
-    )
-
-
-def remote_prompt(prompt: types.Prompt) -> RemotePrompt:
-    return RemotePrompt(
-        name=prompt.name,
-        title=prompt.title,
-        description=prompt.description,
-        arguments=tuple(
-            argument.model_dump(mode="json", by_alias=True, exclude_none=True)
-            for argument in prompt.arguments or ()
-        ),
     )

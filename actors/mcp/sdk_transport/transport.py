@@ -46,9 +46,6 @@ from actors.mcp.transport import (
     ClientHandlers,
     JSONObject,
     Progress,
-    RemotePrompt,
-    RemoteResource,
-    RemoteResourceTemplate,
     RemoteTool,
     Request,
     ServerInfo,
@@ -369,20 +366,6 @@ class SDKTransport:
         return await self._requests.run(
             f"tasks/cancel {task_id}", lambda: tasks.cancel(session, task_id), timeout
         )
-
-    async def list_resources(self) -> Listing[RemoteResource]:
-        """Every resource the server lists, following ``nextCursor``, with the pages' caching hint."""
-        return await calls.list_resources(self._requests, self._client(), self.options.request_timeout)
-
-    async def list_resource_templates(self) -> Listing[RemoteResourceTemplate]:
-        """Every resource template the server lists, following ``nextCursor``, with the hint."""
-        return await calls.list_resource_templates(
-            self._requests, self._client(), self.options.request_timeout
-        )
-
-    async def list_prompts(self) -> Listing[RemotePrompt]:
-        """Every prompt the server lists, following ``nextCursor``, with the pages' caching hint."""
-        return await calls.list_prompts(self._requests, self._client(), self.options.request_timeout)
 
     async def read_resource(self, uri: str, timeout: float | None) -> JSONObject:
         """``{"contents": [{"uri", "mimeType", "text" | "blob"}, ...]}``, and on 2026-07-28 the
