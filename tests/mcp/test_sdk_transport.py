@@ -698,3 +698,25 @@ def test_unreachable_http_server(loop: EventLoop) -> None:
     with pytest.raises(ConnectionError, match="gone"):
         connect(loop, transport)
     close(loop, transport)
+
+
+def test_blocking_work_runs_on_a_thread_of_its_own_not_the_offload_worker() -> None:
+    # A lock held by another process may hold `fn` for seconds: not on the loop, and not on
+    # the one offload worker every big frame waits for.
+    from actors.mcp.loop import in_own_thread, offload
+
+    def where() -> str:
+        return threading.current_thread().name
+
+    def fails() -> None:
+        raise OSError("the disk is gone")
+
+    async def scenario() -> tuple[str, str]:
+        with pytest.raises(OSError, match="the disk is gone"):
+            await in_own_thread(fails)
+        return await in_own_thread(where), await offload(where)
+
+    with EventLoop() as loop:
+        own, worker = loop.run(scenario, timeout=30)
+    assert own.startswith("mcp-actors-blocking") and own != worker
+    assert THREAD_NAME not in (worker, own)

@@ -9,10 +9,11 @@ import uuid
 from pathlib import Path
 from typing import Any, Literal
 
-import anyio.to_thread
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+from actors.mcp.loop import in_own_thread
 
 __all__ = ["KeyFileAssertion", "algorithm_for"]
 
@@ -29,7 +30,7 @@ class KeyFileAssertion:
         self._algorithm: str | None = None
 
     async def __call__(self, audience: str) -> str:
-        return await anyio.to_thread.run_sync(self._sign, audience)
+        return await in_own_thread(self._sign, audience)
 
     def _sign(self, audience: str) -> str:
         if self._key is None:

@@ -9,7 +9,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
-import anyio.to_thread
 import httpx2
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
 from mcp.client.auth.extensions.client_credentials import (
@@ -31,6 +30,7 @@ from actors.mcp.auth.errors import AuthError, AuthRefused, LoginRequired, auth_f
 from actors.mcp.auth.redirect import free_port, loopback_port, port_free, redirect_uri_for
 from actors.mcp.auth.store import ServerTokenStorage, StoredLogin
 from actors.mcp.config import OAuthConfig
+from actors.mcp.loop import in_own_thread
 
 __all__ = ["AuthorizationCode", "ClientCredentials", "PrivateKeyJWT", "StoredLoginFlow", "WorkloadIdentity"]
 
@@ -241,10 +241,10 @@ class StoredLoginFlow(OAuthClientProvider):
         uri = self._fixed_redirect_uri
         if uri is None:
             port = self._oauth.redirect_port or loopback_port(stored)
-            if port and not self._oauth.redirect_port and not await anyio.to_thread.run_sync(port_free, port):
+            if port and not self._oauth.redirect_port and not await in_own_thread(port_free, port):
                 port = 0  # the registration's port is taken: register again, elsewhere
             if not port:
-                port = await anyio.to_thread.run_sync(free_port)
+                port = await in_own_thread(free_port)
             uri = redirect_uri_for(port)
         self.context.client_metadata.redirect_uris = [AnyUrl(uri)]
         if self._oauth.client_id is not None:
@@ -401,7 +401,7 @@ class WorkloadIdentity(StoredLoginFlow, ClientCredentialsOAuthProvider):
     async def _workload_token(self) -> str:
         """The workload's token as the platform left it, read on a worker thread."""
         try:
-            token = (await anyio.to_thread.run_sync(self._token_file.read_text)).strip()
+            token = (await in_own_thread(self._token_file.read_text)).strip()
         except OSError as exc:
             raise AuthError(
                 self._server, f"{self._server}: cannot read the workload token file {self._token_file}: {exc}"

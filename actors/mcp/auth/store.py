@@ -36,7 +36,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-import anyio.to_thread
 import pydantic
 from mcp.shared.auth import (
     OAuthClientInformationFull,
@@ -45,6 +44,7 @@ from mcp.shared.auth import (
     ProtectedResourceMetadata,
 )
 
+from actors.mcp.loop import in_own_thread
 from actors.mcp.state import STATE_DIR_ENV, default_token_file, state_dir
 
 __all__ = [
@@ -375,7 +375,7 @@ class ServerTokenStorage:
 
     async def load(self) -> StoredLogin:
         if self.login is None:
-            self.login = await anyio.to_thread.run_sync(self.store.load, self.url)
+            self.login = await in_own_thread(self.store.load, self.url)
         return self.login
 
     async def get_tokens(self) -> OAuthToken | None:
@@ -389,7 +389,7 @@ class ServerTokenStorage:
                 self.url, tokens=tokens, oauth_metadata=metadata, resource_metadata=resource
             )
 
-        self.login = await anyio.to_thread.run_sync(save)
+        self.login = await in_own_thread(save)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         return (await self.load()).client_info
@@ -398,7 +398,7 @@ class ServerTokenStorage:
         def save() -> StoredLogin:
             return self.store.save(self.url, client_info=client_info)
 
-        self.login = await anyio.to_thread.run_sync(save)
+        self.login = await in_own_thread(save)
 
     async def want_scope(self, scope: str) -> None:
         """Remember scopes the server asked for, for the next login."""
@@ -406,10 +406,10 @@ class ServerTokenStorage:
         def save() -> StoredLogin:
             return self.store.save(self.url, wanted_scope=scope)
 
-        self.login = await anyio.to_thread.run_sync(save)
+        self.login = await in_own_thread(save)
 
     async def set_dpop_key(self, pem: str) -> None:
-        self.login = await anyio.to_thread.run_sync(lambda: self.store.save(self.url, dpop_key=pem))
+        self.login = await in_own_thread(lambda: self.store.save(self.url, dpop_key=pem))
 
     async def forget_tokens(self, refresh_token: str | None) -> None:
         """Drop refused tokens (only if the store still holds ``refresh_token``)."""
@@ -417,11 +417,11 @@ class ServerTokenStorage:
         def forget() -> None:
             self.store.forget_tokens(self.url, refresh_token=refresh_token)
 
-        await anyio.to_thread.run_sync(forget)
+        await in_own_thread(forget)
         if self.login is not None:
             self.login = replace(self.login, tokens=None, expires_at=None)
 
     async def forget_client(self) -> None:
-        await anyio.to_thread.run_sync(self.store.forget_client, self.url)
+        await in_own_thread(self.store.forget_client, self.url)
         if self.login is not None:
             self.login = replace(self.login, client_info=None)
