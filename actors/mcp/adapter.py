@@ -337,8 +337,7 @@ class MCPToolAdapter:
         return info, tools, catalog, hints
 
     async def _list_catalog(self) -> tuple[Catalog, Freshnesses]:
-        info = self.server_info
-        version = info.protocol_version if info is not None else None
+        version = self.server_info.protocol_version if self.server_info is not None else None
         return await self._requests.list_catalog(self._require_transport(), self.capabilities, version)
 
     async def _disconnect(self) -> None:

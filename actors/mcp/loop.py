@@ -400,29 +400,6 @@ async def offload(fn: Callable[..., _T], *args: Any) -> _T:
     return await worker.run(fn, *args)
 
 
-async def in_own_thread(fn: Callable[..., _T], *args: Any) -> _T:
-    """``fn(*args)``, which may block for long (a lock held by another process, a slow disk),
-    on a thread of its own, so the `OffloadWorker` is not held up by it. The thread is started
-    from that worker: a thread's start waits until the new thread runs, which on a machine
-    short of CPU the loop must not sit through (as anyio's ``to_thread`` would, to grow its
-    pool). Cancelling the caller abandons the thread's result, not the thread."""
-    if EventLoop.current() is None:
-        return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
-    done: concurrent.futures.Future[_T] = concurrent.futures.Future()
-
-    def run() -> None:
-        if not done.set_running_or_notify_cancel():
-            return
-        try:
-            done.set_result(fn(*args))
-        except BaseException as exc:  # the caller gets it, as from the function itself
-            done.set_exception(exc)
-
-    thread = threading.Thread(target=run, name=f"mcp-actors-blocking {_describe(fn)}", daemon=True)
-    await offload(thread.start)
-    return await asyncio.wrap_future(done)
-
-
 def _describe(fn: Callable[..., Any]) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
 

@@ -703,7 +703,7 @@ def test_unreachable_http_server(loop: EventLoop) -> None:
 def test_blocking_work_runs_on_a_thread_of_its_own_not_the_offload_worker() -> None:
     # A lock held by another process may hold `fn` for seconds: not on the loop, and not on
     # the one offload worker every big frame waits for.
-    from actors.mcp.loop import in_own_thread, offload
+    from actors.mcp.own_thread import in_own_thread, offload
 
     def where() -> str:
         return threading.current_thread().name

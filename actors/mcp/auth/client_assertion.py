@@ -13,7 +13,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
-from actors.mcp.loop import in_own_thread
+from actors.mcp.own_thread import in_own_thread
 
 __all__ = ["KeyFileAssertion", "algorithm_for"]
 

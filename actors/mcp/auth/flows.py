@@ -30,7 +30,7 @@ from actors.mcp.auth.errors import AuthError, AuthRefused, LoginRequired, auth_f
 from actors.mcp.auth.redirect import free_port, loopback_port, port_free, redirect_uri_for
 from actors.mcp.auth.store import ServerTokenStorage, StoredLogin
 from actors.mcp.config import OAuthConfig
-from actors.mcp.loop import in_own_thread
+from actors.mcp.own_thread import in_own_thread
 
 __all__ = ["AuthorizationCode", "ClientCredentials", "PrivateKeyJWT", "StoredLoginFlow", "WorkloadIdentity"]
 

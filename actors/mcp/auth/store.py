@@ -44,7 +44,7 @@ from mcp.shared.auth import (
     ProtectedResourceMetadata,
 )
 
-from actors.mcp.loop import in_own_thread
+from actors.mcp.own_thread import in_own_thread
 from actors.mcp.state import STATE_DIR_ENV, default_token_file, state_dir
 
 __all__ = [
