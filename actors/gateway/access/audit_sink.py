@@ -8,6 +8,10 @@ redaction, the JSON), keeps the last ``keep`` records in memory, appends the bat
 what came in the last `_LINGER`.
 When the queue is full the event is dropped and counted; the writer says so in the log (once a
 second at most), so a slow disk costs records, never a request's time.
+
+With no file the records are only for reading (`recent`: the operator's page): the last ``keep``
+events are kept as they came and made into records when read, on the reader's thread. No
+writer thread runs then, and a request costs no record made and no wake-up.
 """
 
 from __future__ import annotations
@@ -78,6 +82,10 @@ class AuditSink(Generic[_Event, _Record]):
         """Set by the writer before it waits on `_wake`: only then does a submission set it."""
         self._lock = threading.Lock()
         self._recent: collections.deque[_Record] = collections.deque(maxlen=keep)
+        self._unread: collections.deque[_Event] = collections.deque(maxlen=keep)
+        """Without a file: the events not yet made into records (`recent` makes them)."""
+        self._reading = threading.Lock()
+        """Held by a reader making `_unread` into records: one at a time, in order."""
         self._dropped = 0
         self._reported = 0
         self._submitted = 0
@@ -97,6 +105,8 @@ class AuditSink(Generic[_Event, _Record]):
             path = Path(self._path).expanduser()
             path.parent.mkdir(parents=True, exist_ok=True)
             self._out = path.open("a", encoding="utf-8")
+        else:
+            return self  # in memory only: nothing to write, no writer
         self._thread.start()
         return self
 
@@ -112,6 +122,12 @@ class AuditSink(Generic[_Event, _Record]):
 
     def submit(self, event: _Event) -> bool:
         """Queue ``event`` for the writer; False (and counted) if the queue is full."""
+        if self._path is None:
+            with self._lock:
+                self._submitted += 1
+                self._done += 1
+                self._unread.append(event)  # the oldest falls out past ``keep``
+            return True
         if len(self._queue) >= self._capacity:
             with self._lock:
                 self._dropped += 1
@@ -129,8 +145,14 @@ class AuditSink(Generic[_Event, _Record]):
             return self._dropped
 
     def recent(self, limit: int | None = None) -> tuple[_Record, ...]:
-        with self._lock:
-            records = tuple(self._recent)
+        with self._reading:
+            with self._lock:
+                unread = list(self._unread)
+                self._unread.clear()
+            made = self._records(unread)
+            with self._lock:
+                self._recent.extend(made)
+                records = tuple(self._recent)
         return records if limit is None else records[max(0, len(records) - limit) :]
 
     def wait_written(self, timeout: float) -> bool:
@@ -171,19 +193,19 @@ class AuditSink(Generic[_Event, _Record]):
                 batch.append(self._queue.popleft())
         return batch
 
-    def _write(self, batch: list[_Event]) -> None:
-        lines = []
+    def _records(self, events: list[_Event]) -> list[_Record]:
         records = []
-        for event in batch:
+        for event in events:
             try:
-                record = self._finish(event)
+                records.append(self._finish(event))
             except Exception:
-                # A record that cannot be made (a bug): said once per batch, the others written.
+                # A record that cannot be made (a bug): said, the others kept.
                 logger.exception("audit: a record could not be made; it is left out")
-                continue
-            records.append(record)
-            lines.append(record.line() + "\n")
-        self._put(lines)
+        return records
+
+    def _write(self, batch: list[_Event]) -> None:
+        records = self._records(batch)
+        self._put([record.line() + "\n" for record in records])
         with self._written:
             self._recent.extend(records)
             self._done += len(batch)

@@ -165,3 +165,32 @@ def test_closing_writes_what_is_queued(tmp_path: Path) -> None:
     sink.close()
     assert len(path.read_text().splitlines()) == 1000
     assert sink.recent() == ()
+
+
+def test_without_a_file_the_last_records_are_made_when_read(caplog: pytest.LogCaptureFixture) -> None:
+    made: list[int] = []
+
+    def finish(n: int) -> Line:
+        made.append(n)
+        if n == 7:
+            raise ValueError("a record that cannot be made")
+        return Line(n)
+
+    before = {thread.name for thread in threading.enumerate()}
+    sink: AuditSink[int, Line] = AuditSink(None, keep=3, finish=finish).start()
+    try:
+        assert {thread.name for thread in threading.enumerate()} == before  # no writer thread
+        for n in range(5):
+            assert sink.submit(n)
+        assert made == []  # a request costs no record made
+        assert sink.wait_written(0)
+        assert [record.n for record in sink.recent()] == [2, 3, 4]  # the last ``keep``
+        assert made == [2, 3, 4]
+        for n in (5, 6, 7):
+            sink.submit(n)
+        with caplog.at_level(logging.ERROR, logger="actors.gateway.access.audit_sink"):
+            assert [record.n for record in sink.recent(2)] == [5, 6]  # 7 left out, and said
+        assert any("could not be made" in record.getMessage() for record in caplog.records)
+        assert sink.dropped == 0
+    finally:
+        sink.close()
