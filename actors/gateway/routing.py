@@ -205,9 +205,10 @@ class RuntimeRequests:
         if self._eras is not None:
             namespace = self._eras.current(ctx, namespace)  # a dual-era server's: the caller's era's
         ticket = self._sessions.busy(namespace, ctx, asks=False)
+        told = self._runtime.host.told
         try:
             answer = await wait
-            if asks_progress(ctx) or may_log(ctx):
+            if self._runtime.host.told != told and (asks_progress(ctx) or may_log(ctx)):
                 await self._forwarded(namespace, ticket)
             return answer
         finally:
@@ -247,10 +248,12 @@ class RuntimeRequests:
         if isinstance(message, CallTool | GetPrompt) and message.inputs is None:
             message = message.with_inputs(ClientInputs(ctx, self._handoff))
         ticket = self._sessions.busy(namespace, ctx)
+        told = self._runtime.host.told
         try:
             self._runtime.dispatch.tell(message)
             result = await while_connected(ctx, asyncio.wrap_future(message.reply))
-            if asks_progress(ctx) or may_log(ctx):
+            # No news told since the call went out: none of it can be on its way to the client.
+            if self._runtime.host.told != told and (asks_progress(ctx) or may_log(ctx)):
                 await self._forwarded(namespace, ticket)
             return result
         except asyncio.CancelledError:

@@ -56,6 +56,9 @@ class HostCalls:
         self._job_ready = threading.Condition(self._lock)
         self._delivering = False
         self._stopped = False
+        self.told = 0
+        """How much news was ever told (only grows; read from any thread): a caller that sees it
+        unchanged across a request knows no news of that request can be on its way."""
         self.dropped = 0
         """News dropped because the queue was full."""
         self._threads = [threading.Thread(target=self._deliver_news, name=f"{name}-news", daemon=True)]
@@ -74,6 +77,7 @@ class HostCalls:
                 return
             if len(self._news) == self._news.maxlen:
                 self.dropped += 1
+            self.told += 1
             self._news.append((fn, args))
             self._news_ready.notify()
 

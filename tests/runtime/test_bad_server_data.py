@@ -65,3 +65,18 @@ def test_a_burst_of_list_changed_keeps_one_relist_in_flight() -> None:
         answered, most = lists()
         assert most == 1, f"{most} tools/list requests were in flight at once"
         assert answered < 250, f"{answered} relists for 500 notifications"
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "2026-07-28"])
+def test_a_result_that_breaks_its_output_schema_is_refused(protocol: str) -> None:
+    """The server's own output schema holds it to its answers, in either era (the 2026-07-28
+    era's calls run through the input-rounds driver)."""
+    with Runtime.start(config({"liar": stdio_server("lying_server", protocol=protocol)})) as rt:
+        honest = rt.call_tool("liar/count", {"n": 3}, timeout=WAIT)
+        assert honest.success, honest
+        assert honest.output["structuredContent"] == {"n": 3}
+        lie = rt.call_tool("liar/lie", {"n": 3}, timeout=WAIT)
+        assert not lie.success, lie
+        assert lie.error_type == "server_error", lie
+        assert "structured content" in (lie.error or ""), lie
+        assert rt.status("liar")[0].state == "running"

@@ -130,10 +130,8 @@ async def call_tool_in_rounds(
             allow_input_required=True,
         )
 
-    result = await in_rounds(client, send, inputs, answer_timeout)
-    if not result.is_error:
-        await session.validate_tool_result(name, result)
-    return result
+    # ``session.call_tool`` has checked the last round's result against the tool's output schema.
+    return await in_rounds(client, send, inputs, answer_timeout)
 
 
 async def get_prompt_in_rounds(

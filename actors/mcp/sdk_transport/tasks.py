@@ -137,8 +137,7 @@ async def start(
     if isinstance(result, CreatedTask):
         return _state(result)
     if isinstance(result, types.CallToolResult):
-        if not result.is_error:
-            await session.validate_tool_result(name, result)
+        # ``session.call_tool`` has checked it against the tool's output schema.
         return TaskState.answered(outcome(result))
     kind = type(result).__name__
     raise MCPError(types.INTERNAL_ERROR, f"an answer to tools/call of an unknown kind: {kind}")
