@@ -64,7 +64,7 @@ class Prompts:
         return types.ListPromptsResult(prompts=answer, **self._hints.of(ctx, hints.listed(asked)))
 
     async def _internal(self, external: str) -> tuple[str, str]:
-        name = await self._requests.internal(self._serving(), external, ListPrompts(refresh=False))
+        name = await self._requests.internal(self._serving(), external, lambda: ListPrompts(refresh=False))
         if name is None:
             raise _unknown(external)
         namespace, _, bare = name.partition("/")

@@ -133,6 +133,10 @@ class RuntimeRequests:
         none of a per-user server): a read of its thread-safe table, no request."""
         return self._runtime.tools.get(name)
 
+    def inputs(self, ctx: Any) -> ClientInputs:
+        """What answers a backend's questions during the request of ``ctx``: its client."""
+        return ClientInputs(ctx, self._handoff)
+
     def seen(self, ctx: Any) -> None:
         """A request of a client arrived (on the loop)."""
         self._handoff.on_loop()
@@ -175,7 +179,7 @@ class RuntimeRequests:
         if self._affinity is not None and self._affinity.routes(namespace):
             self.seen(ctx)
             if isinstance(message, CallTool | GetPrompt) and message.inputs is None:
-                message = message.with_inputs(ClientInputs(ctx, self._handoff))
+                message = message.with_inputs(self.inputs(ctx))
             routed = message
             return await self._affinity.request(
                 ctx, namespace, routed, lambda: self.served(ctx, namespace, routed), ClientRelay(ctx)
@@ -246,7 +250,7 @@ class RuntimeRequests:
             return routed  # a per-user server this caller cannot have an instance of
         namespace, message = routed.namespace, routed.message
         if isinstance(message, CallTool | GetPrompt) and message.inputs is None:
-            message = message.with_inputs(ClientInputs(ctx, self._handoff))
+            message = message.with_inputs(self.inputs(ctx))
         ticket = self._sessions.busy(namespace, ctx)
         told = self._runtime.host.told
         try:
@@ -286,18 +290,20 @@ class RuntimeRequests:
         if sent:
             await asyncio.wait(sent, timeout=_FLUSH_TIMEOUT)
 
-    async def internal(self, serving: Serving, external: str, listing: ListTools | ListPrompts) -> str | None:
+    async def internal(
+        self, serving: Serving, external: str, listing: Callable[[], ListTools | ListPrompts]
+    ) -> str | None:
         """The ``namespace/name`` behind ``external``, even if this process never handed it out.
 
         A client may call a name it learned from an earlier gateway process or session without
         listing first. A configured server's plain ``ns__name`` is read as it is (no server
         starts); other names (of servers without a prefix, or shortened) are learned from the
-        registry's list.
+        registry's list (``listing()``: the request that lists them).
         """
         names = serving.names
         name = names.internal(external) or plain_name(serving.config, external)
         if name is None:
-            specs: list[ToolSpec] | list[PromptSpec] = await self.ask(listing)
+            specs: list[ToolSpec] | list[PromptSpec] = await self.ask(listing())
             for spec in specs:
                 names.external(spec.name)
             name = names.internal(external)

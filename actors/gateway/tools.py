@@ -98,7 +98,7 @@ class Tools:
             return await self._meta_tool(ctx, params)
         if params.request_state is not None:
             return await self._rounds.resume(ctx, "tools/call", params)  # type: ignore[no-any-return]
-        name = await self._requests.internal(serving, params.name, ListTools(refresh=False))
+        name = await self._requests.internal(serving, params.name, _tool_listing)
         if name is None:
             raise _unknown(params.name)
         namespace, _, bare = name.partition("/")
@@ -160,7 +160,10 @@ class Tools:
     def _message(self, call: Forwarded) -> CallTool:
         token = _progress_token(call.ctx)
         progress = self._forwarding.progress_sender(call.ctx, token) if token is not None else None
-        return CallTool(call.namespace, call.name, call.arguments, progress=progress)
+        # Its client answers what the backend asks meanwhile (given here: a copy made to add
+        # them later would cost a second message).
+        inputs = self._requests.inputs(call.ctx)
+        return CallTool(call.namespace, call.name, call.arguments, progress=progress, inputs=inputs)
 
     async def _start_task(
         self, ctx: Any, namespace: str, start: StartTask, external: str
@@ -221,6 +224,10 @@ class Tools:
             content=[types.TextContent(type="text", text=json.dumps(found, ensure_ascii=False))],
             structured_content=found,
         )
+
+
+def _tool_listing() -> ListTools:
+    return ListTools(refresh=False)
 
 
 def _progress_token(ctx: Any) -> Any:
