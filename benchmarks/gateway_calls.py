@@ -6,8 +6,12 @@ client is the SDK's `mcp.Client` in this process, on one event loop; it calls ``
 benchmarks/servers/bench_server.py directly, through ``mcp-actors serve`` over stdio and over
 Streamable HTTP, and through ``fastmcp.server.create_proxy`` (benchmarks/servers/fastmcp_proxy.py)
 over stdio and HTTP. Rounds are interleaved: in each round every client makes N sequential
-calls, in an order that rotates from round to round. The issue's target: a gateway call at
-most 1.5 times the direct one.
+calls, in an order that rotates from round to round. The target (issue 40): a gateway call at most
+0.8 times fastmcp's proxy's, over stdio and over HTTP (the median of per-round ratios).
+
+``floor_stdio`` is benchmarks/servers/floor_gateway.py: the SDK's server handing each call
+straight to the runtime, no gateway code at all. Its ratio to fastmcp's proxy is the least any
+gateway on this runtime could reach over stdio.
 
 Beside the latencies, each gateway process's CPU time (all its threads, not its backend's) and
 context switches per call, read from /proc around every round: on a loaded machine, where wall
@@ -35,8 +39,10 @@ from benchmarks.common import BENCH_DIR, ROOT, SERVER_SCRIPT, free_port, load_av
 
 MCP_ACTORS = Path(sys.executable).with_name("mcp-actors")
 PROXY_SCRIPT = BENCH_DIR / "servers" / "fastmcp_proxy.py"
+FLOOR_SCRIPT = BENCH_DIR / "servers" / "floor_gateway.py"
 WAIT = 60.0
-TARGET = 1.5
+TARGET = 0.8
+"""At most this many times fastmcp's proxy, per call (the median of per-round ratios)."""
 
 CLIENTS = {
     "sdk": "SDK direct (`mcp.Client` → server)",
@@ -44,7 +50,10 @@ CLIENTS = {
     "ours_http": "`mcp-actors serve --http`",
     "fastmcp_stdio": "fastmcp `create_proxy` (stdio)",
     "fastmcp_http": "fastmcp `create_proxy` (HTTP)",
+    "floor_stdio": "the floor: the SDK's server straight to the runtime (stdio)",
 }
+PEER_OF = {"ours_stdio": "fastmcp_stdio", "ours_http": "fastmcp_http", "floor_stdio": "fastmcp_stdio"}
+"""Each of ours and the peer it is held against."""
 
 
 def _listening(port: int) -> bool:
@@ -127,6 +136,9 @@ async def _clients(folder: Path, pids: dict[str, int | None]) -> AsyncIterator[d
         "fastmcp_stdio": StdioServerParameters(
             command=sys.executable, args=[str(PROXY_SCRIPT), "stdio"], env=env, cwd=str(ROOT)
         ),
+        "floor_stdio": StdioServerParameters(
+            command=sys.executable, args=[str(FLOOR_SCRIPT), str(config)], env=env, cwd=str(ROOT)
+        ),
     }
     with contextlib.ExitStack() as servers:
         targets["ours_http"] = servers.enter_context(
@@ -199,6 +211,12 @@ async def _measure(calls: int, rounds: int, warmup: int) -> dict[str, Any]:
             "ratio": statistics.median(samples[key]) / sdk,
             "round_ratio_median": statistics.median(ratios),
         }
+        peer = PEER_OF.get(key)
+        if peer is not None:
+            to_peer = [m / p for m, p in zip(round_medians[key], round_medians[peer], strict=True)]
+            out["clients"][key]["peer"] = peer
+            out["clients"][key]["round_ratio_to_peer"] = statistics.median(to_peer)
+        out["clients"][key]["round_medians_ms"] = [m * 1000 for m in round_medians[key]]
         if pids.get(key) is not None:
             out["clients"][key]["process_cpu_us_per_call"] = used[key][0] / len(ms) * 1e6
             out["clients"][key]["context_switches_per_call"] = used[key][1] / len(ms)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -137,6 +138,9 @@ def run_peers(*, calls: int, reps: int, rounds: int, fresh_calls: int, log: Any 
         entry["versions"] = result.get("versions", {})
         for key in ("latency_ms", "latency_async_ms", "concurrency_s"):
             entry[key].extend(result.get(key, []))
+        if result.get("latency_ms"):
+            # Each round's median: the same-run ratios to another client pair them round by round.
+            entry.setdefault("round_medians_ms", []).append(statistics.median(result["latency_ms"]))
 
     steady = [m for m in CLIENTS if m != "langchain-per-call"]
     for round_no in range(rounds):
@@ -180,6 +184,7 @@ def run_peers(*, calls: int, reps: int, rounds: int, fresh_calls: int, log: Any 
             "latency_ratio_to_ours_async": latency["median"] / ours_async if ours_async else None,
             "concurrency_ratio_to_ours": wall["median"] / ours_wall if ours_wall else None,
             "samples_latency_ms": entry["latency_ms"],
+            "round_medians_ms": entry.get("round_medians_ms", []),
             "samples_concurrency_s": entry["concurrency_s"],
             "errors": entry["errors"],
         }
