@@ -10,7 +10,7 @@ client cache reads them. No SDK import: this runs above the seam, on the event-l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
@@ -26,7 +26,16 @@ from actors.mcp.transport import (
     ServerReplyError,
 )
 
-__all__ = ["PROMPTS", "RESOURCES", "TEMPLATES", "CatalogList", "MalformedEntry", "listed", "page_freshness"]
+__all__ = [
+    "PROMPTS",
+    "RESOURCES",
+    "TEMPLATES",
+    "CatalogList",
+    "MalformedEntry",
+    "listed",
+    "page_freshness",
+    "pages",
+]
 
 _MAX_PAGES: Final = 1000
 _ARGUMENT_KEYS: Final = ("name", "title", "description", "required")
@@ -138,18 +147,38 @@ def page_freshness(page: Mapping[str, Any], protocol_version: str | None) -> Lis
     )
 
 
+async def pages(
+    t: RequestTransport, method: str, params: JSONObject, timeout: float | None
+) -> AsyncIterator[JSONObject]:
+    """Every page of ``method`` in turn, following ``nextCursor``. A cursor that is no text, one
+    repeated or more than `_MAX_PAGES` pages fail it as -32603: a list never ends short unsaid."""
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(_MAX_PAGES):
+        asked = {**params, "cursor": cursor} if cursor else dict(params)
+        page = await t.send(Request(method, asked), timeout)
+        yield page
+        cursor = page.get("nextCursor")
+        if cursor is not None and not isinstance(cursor, str):
+            raise ServerReplyError(
+                f"the server's answer to {method} is malformed: nextCursor: not a text", _INTERNAL_ERROR
+            )
+        if not cursor:
+            return
+        if cursor in seen:
+            raise ServerReplyError(f"{method} repeated the cursor {cursor!r}", _INTERNAL_ERROR)
+        seen.add(cursor)
+    raise ServerReplyError(f"{method} has more than {_MAX_PAGES} pages", _INTERNAL_ERROR)
+
+
 async def listed(
     t: RequestTransport, kind: CatalogList[_T], timeout: float | None, protocol_version: str | None
 ) -> Listing[_T]:
     """Every entry of every page of ``kind``, with the pages' caching hint combined."""
     items: list[_T] = []
     hints: list[ListFreshness | None] = []
-    cursor: str | None = None
-    seen: set[str] = set()
-    for _ in range(_MAX_PAGES):
-        page = await t.send(Request(kind.method, {"cursor": cursor} if cursor else {}), timeout)
+    async for page in pages(t, kind.method, {}, timeout):
         entries = page.get(kind.key)
-        cursor = page.get("nextCursor")
         try:
             if not isinstance(entries, list):
                 raise MalformedEntry(f"{kind.key}: {'required' if entries is None else 'not a list'}")
@@ -158,16 +187,9 @@ async def listed(
                     items.append(kind.read(entry if isinstance(entry, Mapping) else {}))
                 except MalformedEntry as exc:
                     raise MalformedEntry(f"{kind.key}.{index}.{exc}") from None
-            if cursor is not None and not isinstance(cursor, str):
-                raise MalformedEntry("nextCursor: not a text")
             hints.append(page_freshness(page, protocol_version))
         except MalformedEntry as exc:
             raise ServerReplyError(
                 f"the server's answer to {kind.method} is malformed: {exc}", _INTERNAL_ERROR
             ) from None
-        if not cursor:
-            return Listing(tuple(items), combined(hints))
-        if cursor in seen:
-            raise ServerReplyError(f"{kind.method} repeated the cursor {cursor!r}", _INTERNAL_ERROR)
-        seen.add(cursor)
-    raise ServerReplyError(f"{kind.method} has more than {_MAX_PAGES} pages", _INTERNAL_ERROR)
+    return Listing(tuple(items), combined(hints))

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from enum import StrEnum
 from typing import Any, Final
 
+from actors.mcp.list_requests import pages
 from actors.mcp.skills import (
     EXTENSION,
     Skill,
@@ -27,8 +28,6 @@ __all__ = ["INVALID_PARAMS", "SkillAction", "skill_request"]
 
 INVALID_PARAMS: Final = frozenset({-32602})
 """How a server says it serves no such skill, file or directory."""
-_MAX_PAGES: Final = 1000
-"""Pages of ``skills/list`` followed at most (a server whose cursor never ends)."""
 
 
 class SkillAction(StrEnum):
@@ -83,19 +82,12 @@ def skill_request(
     return what, send
 
 
-async def _pages(t: RequestTransport, method: str, params: JSONObject, key: str, timeout: float) -> list[Any]:
-    """The items under ``key`` of every page of ``method``, following ``nextCursor``."""
+async def _items(t: RequestTransport, method: str, params: JSONObject, key: str, timeout: float) -> list[Any]:
+    """The items under ``key`` of every page of ``method`` (`list_requests.pages`)."""
     items: list[Any] = []
-    cursor: str | None = None
-    for _ in range(_MAX_PAGES):
-        page = await t.send(
-            Request(method, {**params, **({"cursor": cursor} if cursor is not None else {})}), timeout
-        )
+    async for page in pages(t, method, params, timeout):
         found = page.get(key)
         items.extend(found if isinstance(found, list) else ())
-        cursor = page.get("nextCursor") if isinstance(page.get("nextCursor"), str) else None
-        if cursor is None:
-            break
     return items
 
 
@@ -103,7 +95,7 @@ async def _listed(t: RequestTransport, timeout: float) -> JSONObject:
     """Every entry of every page; an entry a host may not load is reported, not dropped."""
     skills: list[JSONObject] = []
     rejected: list[JSONObject] = []
-    for entry in await _pages(t, "skills/list", {}, "skills", timeout):
+    for entry in await _items(t, "skills/list", {}, "skills", timeout):
         try:
             skills.append(Skill.from_json(entry).to_json())
         except SkillRejected as exc:
@@ -143,5 +135,5 @@ async def _directory(
     settings = capabilities.get("extensions", {}).get(EXTENSION, {})
     if not (isinstance(settings, Mapping) and settings.get("directoryRead") is True):
         raise ServerReplyError("the server does not read directories (directoryRead)", -32601)
-    children = await _pages(t, "resources/directory/read", {"uri": uri}, "resources", timeout)
+    children = await _items(t, "resources/directory/read", {"uri": uri}, "resources", timeout)
     return {"uri": uri, "resources": children}

@@ -17,6 +17,8 @@ from mcp.client.caching import MAX_TTL_MS as SDK_MAX_TTL_MS
 
 from actors.mcp.freshness import MAX_TTL_MS, ListFreshness
 from actors.mcp.list_requests import PROMPTS, RESOURCES, TEMPLATES, CatalogList, listed, page_freshness
+from actors.mcp.skill_requests import SkillAction, skill_request
+from actors.mcp.skills import EXTENSION as SKILLS
 from actors.mcp.transport import JSONObject, RemotePrompt, RemoteResource, Request, ServerReplyError
 
 MODERN = "2026-07-28"
@@ -112,6 +114,18 @@ def test_a_repeated_cursor_ends_the_list() -> None:
     pages = Pages({"prompts": [], "nextCursor": "again"}, {"prompts": [], "nextCursor": "again"})
     with pytest.raises(ServerReplyError, match="repeated the cursor 'again'"):
         run(pages, PROMPTS)
+
+
+@pytest.mark.parametrize(
+    ("cursor", "said"), [("again", "repeated the cursor 'again'"), (7, "nextCursor: not a text")]
+)
+def test_the_skills_list_is_paged_alike(cursor: Any, said: str) -> None:
+    """`pages` serves the skills' list too: it never ends short unsaid."""
+    _, send = skill_request(SkillAction.LIST, {"extensions": {SKILLS: {}}}, 5)
+    pages = Pages({"skills": [], "nextCursor": cursor}, {"skills": [], "nextCursor": cursor})
+    with pytest.raises(ServerReplyError, match=said) as raised:
+        anyio.run(send, pages)
+    assert raised.value.code == -32603
 
 
 def test_hints_are_read_as_the_sdk_cache_reads_them_and_only_where_the_revision_has_them() -> None:
