@@ -35,7 +35,15 @@ from actors.mcp.transport import (
     TransportEvents,
 )
 
-__all__ = ["ANSWERS", "Completer", "MockTransport", "PromptBehaviour", "ResourceContent", "ToolBehaviour"]
+__all__ = [
+    "ANSWERS",
+    "Completer",
+    "MockAnswer",
+    "MockTransport",
+    "PromptBehaviour",
+    "ResourceContent",
+    "ToolBehaviour",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -249,9 +257,9 @@ class MockTransport:
         answer = ANSWERS.get(request.method)
         if answer is None:
             raise ServerReplyError(f"Method not found: {request.method}", METHOD_NOT_FOUND)
-        if request.method == "completion/complete":
+        if answer.delayed:
             await self._delay(timeout)
-        return answer(self, request.params)
+        return answer.reply(self, request.params)
 
     def _resources(self, params: JSONObject) -> JSONObject:
         return {"resources": [_json(resource) for resource in self.resources]}
@@ -330,11 +338,20 @@ class MockTransport:
             handler(*args)
 
 
-ANSWERS: Final[Mapping[str, Callable[[MockTransport, JSONObject], JSONObject]]] = {
-    "completion/complete": MockTransport._complete,
-    "resources/list": MockTransport._resources,
-    "resources/templates/list": MockTransport._templates,
-    "prompts/list": MockTransport._prompts,
+@dataclasses.dataclass(frozen=True)
+class MockAnswer:
+    """How the mock answers one method sent as a request value: ``reply(mock, params)``;
+    ``delayed``: after the mock's ``delay``, as its calls are (else at once, as its lists)."""
+
+    reply: Callable[[MockTransport, JSONObject], JSONObject]
+    delayed: bool = False
+
+
+ANSWERS: Final[Mapping[str, MockAnswer]] = {
+    "completion/complete": MockAnswer(MockTransport._complete, delayed=True),
+    "resources/list": MockAnswer(MockTransport._resources),
+    "resources/templates/list": MockAnswer(MockTransport._templates),
+    "prompts/list": MockAnswer(MockTransport._prompts),
 }
 """How the mock answers each method sent as a request value (`MockTransport.send`)."""
 
