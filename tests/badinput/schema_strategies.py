@@ -14,7 +14,6 @@ Each mutation says what it did (`Mutation.kind`), so a test can tell what answer
 from __future__ import annotations
 
 import copy
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -196,19 +195,41 @@ class Mutation:
 
 
 def is_strict_json(value: Any) -> bool:
-    """Whether ``value`` is JSON a peer could read: no NaN/inf, str keys, UTF-8 encodable text."""
+    """Whether ``value`` is JSON a peer could read: no NaN/inf, str keys, UTF-8 encodable text.
+
+    A walk, not ``json.dumps``: one dumps of a megabyte of text holds the GIL long enough to
+    stall the runtime's loop on a busy machine, which the loop-lag guard would rightly fail.
+    """
     try:
-        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
-    except (TypeError, ValueError, RecursionError):
+        return _strict(value, 0)
+    except RecursionError:
         return False
-    return not _has_non_str_keys(value)
 
 
-def _has_non_str_keys(value: Any) -> bool:
+def _strict(value: Any, depth: int) -> bool:
+    if depth > 500:  # deeper than json.dumps goes by default
+        return False
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        try:
+            str(value)  # past sys.get_int_max_str_digits() json.dumps refuses it too
+        except ValueError:
+            return False
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, list | tuple):
+        return all(_strict(item, depth + 1) for item in value)
     if isinstance(value, dict):
-        return any(not isinstance(k, str) or _has_non_str_keys(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_non_str_keys(v) for v in value)
+        pairs = value.items()
+        return all(isinstance(k, str) and _strict(k, depth) and _strict(v, depth + 1) for k, v in pairs)
     return False
 
 
