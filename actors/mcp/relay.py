@@ -35,10 +35,12 @@ class Relay:
         if handler is not None:
             handler(*args)
 
-    def on_closed(self, reason: str) -> None:
+    def on_closed(self, reason: str, *, auth: bool = False) -> None:
         reason = self._adapter.redact(reason)
         self._adapter.lost(reason)
-        self._tell("on_closed", reason)
+        handler = getattr(self._owner, "on_closed", None)
+        if handler is not None:
+            handler(reason, auth=auth)
 
     def on_tools_changed(self) -> None:
         self._adapter.forget_tools()

@@ -171,8 +171,9 @@ class TransportEvents(Protocol):
     ``tell``) and return.
     """
 
-    def on_closed(self, reason: str) -> None:
-        """The peer went away (process exit, closed stream) without being asked to."""
+    def on_closed(self, reason: str, *, auth: bool = False) -> None:
+        """The peer went away (process exit, closed stream) without being asked to; ``auth``:
+        because the server refused the login (the session cannot go on without a new one)."""
 
     def on_tools_changed(self) -> None:
         """The server said its tool list changed."""

@@ -99,8 +99,8 @@ class Events:
         self._namespace = namespace
         self._host = host
 
-    def on_closed(self, why: str) -> None:
-        tell(self._ref, ConnectionLost(self._connection, why))
+    def on_closed(self, why: str, *, auth: bool = False) -> None:
+        tell(self._ref, ConnectionLost(self._connection, why, auth))
 
     def on_tools_changed(self) -> None:
         tell(self._ref, ToolsChanged(self._connection))

@@ -173,10 +173,11 @@ class Closed:
 
 @dataclass(frozen=True)
 class ConnectionLost:
-    """Pushed by the transport: the peer went away unasked."""
+    """Pushed by the transport: the peer went away unasked; ``auth``: it refused the login."""
 
     connection: int
     reason: str
+    auth: bool = False
 
 
 @dataclass(frozen=True)

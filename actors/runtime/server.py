@@ -209,8 +209,8 @@ class ServerActor(AnsweringActor):
                 self._step(ev.NeedsLogin(error, self._wanted()))
             case Closed():
                 self._step(ev.SessionClosed(self._wanted()))
-            case ConnectionLost(reason=reason):
-                self._step(ev.LinkLost(reason, auth=reason.startswith(f"{ErrorType.AUTH.label}:")))
+            case ConnectionLost(reason=reason, auth=auth):
+                self._step(ev.LinkLost(reason, auth=auth))
             case ProbeDone(error=error, error_type=error_type):
                 if self.session.probe_answered(error, error_type, running=running):
                     self._step(ev.ProbeFailed(str(error)))

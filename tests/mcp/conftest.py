@@ -32,7 +32,7 @@ class Recorder:
         ``("log", (level, logger, data))``, ..."""
         self._changed = threading.Condition()
 
-    def on_closed(self, reason: str) -> None:
+    def on_closed(self, reason: str, *, auth: bool = False) -> None:
         self.threads.add(threading.current_thread().name)
         self.reasons.append(reason)
         self.closed.set()

@@ -32,7 +32,12 @@ class Hooks:
     def __init__(self) -> None:
         self.stops = 0
         self.closed: list[str] = []
+        self.auth_closes: list[bool] = []
         self.aborts = 0
+
+    def _closed(self, reason: str, auth: bool) -> None:
+        self.closed.append(reason)
+        self.auth_closes.append(auth)
 
     def watch(self) -> PeerWatch:
         async def probe(timeout: float) -> None:
@@ -44,7 +49,7 @@ class Hooks:
         def abort() -> None:
             self.aborts += 1
 
-        return PeerWatch("srv", on_stop=stop, on_closed=self.closed.append, abort=abort, probe=probe)
+        return PeerWatch("srv", on_stop=stop, on_closed=self._closed, abort=abort, probe=probe)
 
 
 def test_the_client_version_is_the_distribution_version() -> None:
@@ -62,6 +67,7 @@ def test_a_lost_peer_stops_the_session_once_and_the_report_tells_the_listener_on
     watch.report_lost("srv: the server process exited; exit status 3")
     watch.report_lost("srv: again")
     assert hooks.closed == ["srv: the server process exited; exit status 3"]
+    assert hooks.auth_closes == [False], "a dead process is no refused login"
     assert watch.reason == "srv: the server process exited; exit status 3"
 
 
@@ -84,6 +90,7 @@ def test_a_refusal_aborts_a_handshake_and_ends_a_connected_session() -> None:
     watch.connected = True
     watch.refused(AuthRefused("srv", 403))
     assert hooks.aborts == 0 and len(hooks.closed) == 1 and hooks.stops == 1
+    assert hooks.auth_closes == [True], "the listener must learn the loss was a refused login"
     assert watch.reason == str(watch.auth_error)
 
 

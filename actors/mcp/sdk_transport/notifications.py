@@ -47,12 +47,12 @@ class NotificationRouter:
         """Tell ``events`` from now on."""
         self._events = events
 
-    def closed(self, reason: str) -> None:
-        """The peer went away without being asked to: ``events.on_closed(reason)``."""
+    def closed(self, reason: str, *, auth: bool = False) -> None:
+        """The peer went away without being asked to: ``events.on_closed(reason, auth=auth)``."""
         if self._events is None:
             return
         try:
-            self._events.on_closed(reason)
+            self._events.on_closed(reason, auth=auth)
         except Exception:
             logger.exception("%s: the on_closed callback failed", self._label)
 

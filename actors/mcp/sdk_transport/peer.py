@@ -68,7 +68,7 @@ class PeerWatch:
         label: str,
         *,
         on_stop: Callable[[], None],
-        on_closed: Callable[[str], None],
+        on_closed: Callable[[str, bool], None],
         abort: Callable[[], None],
         probe: Callable[[float], Awaitable[None]],
     ) -> None:
@@ -201,15 +201,16 @@ class PeerWatch:
             self._attempt.read_stream.close()
         self._on_stop()
 
-    def report_lost(self, reason: str) -> None:
-        """The session is over for ``reason``: stop it and tell the listener, once."""
+    def report_lost(self, reason: str, *, auth: bool = False) -> None:
+        """The session is over for ``reason`` (``auth``: a refused login): stop it and tell the
+        listener, once."""
         if self._lost_reported:
             return
         self._lost_reported = True
         self.set_reason(reason)
         self._on_stop()
         logger.warning("%s", reason)
-        self._on_closed(reason)
+        self._on_closed(reason, auth)
 
     def auth_in(self, failure: BaseException) -> AuthError | None:
         """The `AuthError` this session met, or the first one in ``failure`` (which the SDK's
@@ -237,7 +238,7 @@ class PeerWatch:
             logger.debug("%s: error while closing: %s", self.label, exc_text(failure))
             return
         if auth is not None:
-            self.report_lost(self._reason or str(auth))
+            self.report_lost(self._reason or str(auth), auth=True)
             return
         self.report_lost(self._reason or f"{self.label}: the connection was lost: {exc_text(failure)}")
 
@@ -248,7 +249,7 @@ class PeerWatch:
             return
         self._auth_error = failure
         if self.connected:
-            self.report_lost(str(failure))
+            self.report_lost(str(failure), auth=True)
             return
         # The handshake cannot succeed; over SSE it would not even end (the SDK only logs a
         # failed POST), so end it now: `connect` raises the failure.

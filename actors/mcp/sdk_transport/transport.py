@@ -269,8 +269,8 @@ class SDKTransport:
         if self._owner is not None:
             self._owner.stop()
 
-    def _closed(self, reason: str) -> None:
-        self._router.closed(reason)
+    def _closed(self, reason: str, auth: bool) -> None:
+        self._router.closed(reason, auth=auth)
 
     def _abort(self) -> None:
         if self._owner is not None:
