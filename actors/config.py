@@ -31,6 +31,7 @@ from actors.mcp.per_user import PerUserKeys, TokenExchangeKeys, per_user_problem
 from actors.sandbox.profile import SandboxProfile
 
 __all__ = [
+    "DEFAULT_KEYS",
     "AccessKeys",
     "AuditKeys",
     "AuthKeys",
@@ -47,6 +48,10 @@ __all__ = [
     "ToolLimitKeys",
     "load_config",
 ]
+
+DEFAULT_KEYS = LIFECYCLE_KEYS | {"prefix", "affinity"}
+"""The keys ``"defaults"`` may set for every server: the runtime's lifecycle keys, and the
+gateway's ``prefix`` and the cluster's ``affinity`` (each still owned and checked by its section)."""
 
 
 class BuiltinConfig(BaseModel):
@@ -141,6 +146,11 @@ class ClusterKeys(BaseModel):
         """Whether ``namespace`` runs on one replica at a time (``"affinity": "single"``)."""
         keys = self.servers.get(namespace)
         return keys is not None and keys.affinity == "single"
+
+    def per_user(self, namespace: str) -> bool:
+        """Whether ``namespace`` runs one copy per caller (``"affinity": "user"``)."""
+        keys = self.servers.get(namespace)
+        return keys is not None and keys.affinity == "user"
 
 
 # ---- "access": who may use the gateway, and how much (`actors.gateway.access`) ---------------
@@ -443,7 +453,7 @@ def load_config(
         problems.append(ConfigProblem(server=None, key="defaults", message="must be an object"))
         defaults = {}
     for key in defaults:
-        if key not in LIFECYCLE_KEYS:
+        if key not in DEFAULT_KEYS:
             problems.append(ConfigProblem(server=None, key=f"defaults.{key}", message="not a lifecycle key"))
 
     builtin = _section(BuiltinConfig, data, "builtin", problems)

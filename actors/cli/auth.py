@@ -139,7 +139,11 @@ def auth_states(config: RuntimeConfig) -> tuple[dict[str, str], str | None]:
     from actors.mcp.auth import TokenStore  # noqa: PLC0415
 
     store = TokenStore()
-    states = {s.name: auth for s in config.servers.values() if (auth := _auth_of(s, store)) is not None}
+    states = {
+        s.name: auth
+        for s in config.servers.values()
+        if (auth := _auth_of(s, store, per_user=config.cluster.per_user(s.name))) is not None
+    }
     problem = f"the token store {store.path} cannot be read: {store.problem}" if store.problem else None
     return states, problem
 
@@ -160,14 +164,14 @@ def _remote_server(config: RuntimeConfig, namespace: str) -> ServerConfig | None
     return server
 
 
-def _auth_of(server: ServerConfig, store: TokenStore) -> str | None:
+def _auth_of(server: ServerConfig, store: TokenStore, *, per_user: bool) -> str | None:
     """A remote server's ``ok``, ``expired`` or ``needs login`` (read from ``store``, on the
     command's thread); ``header`` when its config sends its own credentials (an ``Authorization``
     header, or headers of its own such as an API key, with no ``oauth`` and no stored login);
-    ``per caller`` for a per-user server (the caller's token); None for stdio."""
+    ``per caller`` for a per-user server (``per_user``: the caller's token); None for stdio."""
     if server.transport == "stdio" or not server.url:
         return None
-    if server.affinity == "user":
+    if per_user:
         # The gateway sends each caller's own (or exchanged) token: there is nothing to log in to.
         return "per caller"
     if server.oauth is None and any(name.lower() == "authorization" for name in server.headers):

@@ -133,8 +133,9 @@ class EraCopies:
         2026-07-28; else as it is. A routed request calls its ``release`` once answered."""
         if not revision_of(caller_version(ctx)).handshake or not _answers_questions(ctx):
             return Routed(namespace, message)
-        server = self._config().servers.get(namespace)
-        if server is None or server.protocol != AUTO or server.affinity == "user":
+        config = self._config()
+        server = config.servers.get(namespace)
+        if server is None or server.protocol != AUTO or config.cluster.per_user(namespace):
             return Routed(namespace, message)
         if await self._era_of(namespace) != MODERN_PROTOCOL:
             return Routed(namespace, message)

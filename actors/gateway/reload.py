@@ -1,9 +1,10 @@
 """Config reload: ``mcp-actors serve --watch`` and SIGHUP.
 
 A reload reads the file again and changes only what changed: a server added to the file is
-registered, a removed one stopped and unregistered, a changed one (its `ServerConfig` differs)
-unregistered and registered again with its new config. The others, and their calls in
-flight, are not touched. A file that no longer loads is reported and the running config kept.
+registered, a removed one stopped and unregistered, a changed one (its `ServerConfig`, or its
+keys in the gateway's or the cluster's section, differ) unregistered and registered again with
+its new config. The others, and their calls in flight, are not touched. A file that no longer
+loads is reported and the running config kept.
 Clients are told the lists changed.
 
 Everything here runs on the reloader's own thread: reading the file, and waiting on the
@@ -59,10 +60,14 @@ class ReloadPlan:
 def plan_reload(running: RuntimeConfig, wanted: RuntimeConfig) -> ReloadPlan:
     """What turns the ``running`` servers into the ``wanted`` ones."""
     old, new = running.servers, wanted.servers
+
+    def keys(config: RuntimeConfig, ns: str) -> tuple[object, ...]:
+        return (config.servers[ns], config.gateway.servers.get(ns), config.cluster.servers.get(ns))
+
     return ReloadPlan(
         added=tuple(sorted(new.keys() - old.keys())),
         removed=tuple(sorted(old.keys() - new.keys())),
-        changed=tuple(sorted(ns for ns in old.keys() & new.keys() if old[ns] != new[ns])),
+        changed=tuple(sorted(ns for ns in old.keys() & new.keys() if keys(running, ns) != keys(wanted, ns))),
     )
 
 
@@ -185,7 +190,7 @@ class ConfigReloader:
             if ns in servers:
                 continue  # still running its old config: it could not be stopped
             try:
-                if wanted.servers[ns].affinity != "user":  # a per-user server: copies, per caller
+                if not wanted.cluster.per_user(ns):  # a per-user server: copies, per caller
                     gateway.runtime.register_server(wanted.servers[ns])
             except Exception as exc:
                 failed.append(f"{ns}: not registered: {exc}")

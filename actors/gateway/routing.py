@@ -72,7 +72,8 @@ class Serving:
     """Whether a server runs a copy per caller (``"affinity": "user"``)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "per_user", any(s.affinity == "user" for s in self.config.servers.values()))
+        per_user = any(self.config.cluster.per_user(ns) for ns in self.config.servers)
+        object.__setattr__(self, "per_user", per_user)
 
 
 class AffinityRouter(Protocol):

@@ -46,7 +46,6 @@ TransportKind = Literal["stdio", "streamable-http", "sse"]
 OAuthGrant = Literal["authorization_code", "client_credentials", "identity_assertion", "workload_identity"]
 ProtocolMode = Literal["legacy", "auto", "2026-07-28"]
 RestartPolicy = Literal["permanent", "transient", "temporary"]
-Affinity = Literal["any", "single", "user"]
 
 _TRANSPORT_ALIASES: dict[str, TransportKind] = {
     "stdio": "stdio",
@@ -265,12 +264,6 @@ class ServerConfig(BaseModel):
     sandbox: SandboxProfile | None = None
     """The server's boundary (stdio only): ``true`` the default profile, an object to change it,
     ``false`` or unset to run it with the host's authority (`actors.sandbox`)."""
-    prefix: StrictBool = True
-    """A copy of the gateway's key (`actors.config.GatewayServerKeys`, which owns and checks it),
-    kept readable here for code outside the gateway; the runtime does not use it."""
-    affinity: Affinity = "any"
-    """A copy of the cluster's key (`actors.config.ClusterServerKeys`, which owns and checks it),
-    kept readable here for code outside the cluster; the runtime does not use it."""
 
     @field_validator("transport", mode="before")
     @classmethod
@@ -432,8 +425,7 @@ def server_entry(
     """Parse the entry of server ``name``; None when it has problems (added to ``problems``).
 
     ``sections`` are the models of the other layers' per-server keys (camelCase aliases of
-    their fields): their keys are checked by them, and copied onto the `ServerConfig` fields
-    of the same name that code outside those layers still reads.
+    their fields): their keys are checked by them, and kept only there (`ServerEntry.sections`).
     """
     if not isinstance(entry, Mapping):
         problems.append(ConfigProblem(server=name, key=None, message="must be an object"))
@@ -453,7 +445,7 @@ def server_entry(
         elif key in _FOREIGN_KEYS:
             warnings.append(f"server {name!r}: key {key!r} is not used by mcp-actors and was ignored")
         else:
-            near = difflib.get_close_matches(key, sorted(_KNOWN_KEYS), n=1, cutoff=0.75)
+            near = difflib.get_close_matches(key, sorted(_KNOWN_KEYS | section_keys), n=1, cutoff=0.75)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             problems.append(ConfigProblem(server=name, key=key, message=f"unknown key{hint}"))
     unknown = any(p.server == name for p in problems)
@@ -475,12 +467,9 @@ def server_entry(
     for model in sections:
         owned = {key: fields.pop(key) for key in [to_camel(f) for f in model.model_fields] if key in fields}
         try:
-            parsed[model] = section = model.model_validate(owned)
+            parsed[model] = model.model_validate(owned)
         except ValidationError as exc:
             problems.extend(config_problems(name, exc))
-            continue
-        # Copied back only where `ServerConfig` keeps a readable copy (``prefix``, ``affinity``).
-        fields.update(section.model_dump(by_alias=True, include=set(ServerConfig.model_fields)))
     try:
         server = ServerConfig.model_validate({"name": name, **fields})
     except ValidationError as exc:

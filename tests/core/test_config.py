@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.config import RuntimeConfig, load_config
-from actors.mcp.config import LIFECYCLE_KEYS, ConfigError, ServerConfig, ToolFilter
+from actors.config import DEFAULT_KEYS, RuntimeConfig, load_config
+from actors.mcp.config import ConfigError, ServerConfig, ToolFilter
 
 STDIO = {"command": "mcp-server-time"}
 
@@ -357,8 +357,9 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
         "prefix": False,
         "affinity": "any",
     }
-    assert set(entry) - set(STDIO) == LIFECYCLE_KEYS
-    s = load_config(servers(s=entry), environ={}).servers["s"]
+    assert set(entry) - set(STDIO) == DEFAULT_KEYS
+    config = load_config(servers(s=entry), environ={})
+    s = config.servers["s"]
     assert s.lazy_start is False
     assert s.idle_timeout == 1.5
     assert s.health_check_interval == 0
@@ -369,8 +370,10 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
     assert (s.restart_backoff, s.restart_backoff_max) == (0.5, 4)
     assert s.tools == ToolFilter(include=("get_*",), exclude=("get_secret",))
     assert s.protocol == "legacy"
-    assert s.prefix is False
-    assert s.affinity == "any"
+    # Each key has one owner: the gateway's and the cluster's keys are theirs alone.
+    assert config.gateway.prefixed("s") is False
+    assert (config.cluster.single("s"), config.cluster.per_user("s")) == (False, False)
+    assert not {"prefix", "affinity"} & set(type(s).model_fields)
     assert s.trust_annotations is True
     assert s.pin == "warn"
     assert s.elicitation == "accept-defaults"
@@ -380,10 +383,13 @@ def test_lifecycle_keys_in_camel_case_reach_snake_case_fields() -> None:
 
 
 def test_affinity_single_is_read_and_needs_a_lazy_start() -> None:
-    assert (
-        load_config(servers(m={**STDIO, "affinity": "single"}), environ={}).servers["m"].affinity == "single"
+    assert load_config(servers(m={**STDIO, "affinity": "single"}), environ={}).cluster.single("m")
+    assert not load_config(servers(m=STDIO), environ={}).cluster.single("m")
+    # A default, as any per-server key, that the server's own entry overrides.
+    both = load_config(
+        {"defaults": {"affinity": "user"}, "mcpServers": {"a": STDIO, "b": {**STDIO, "affinity": "any"}}}
     )
-    assert load_config(servers(m=STDIO), environ={}).servers["m"].affinity == "any"
+    assert (both.cluster.per_user("a"), both.cluster.per_user("b")) == (True, False)
     error = problems_of(servers(memory={**STDIO, "affinity": "single", "lazyStart": False}))
     assert_names(error, "'memory'", "affinity")
     assert "lazyStart" in str(error)
@@ -432,7 +438,7 @@ BAD_CASES = [(key, value) for key, values in BAD_VALUES.items() for value in val
 
 
 def test_the_table_covers_every_lifecycle_key() -> None:
-    assert set(BAD_VALUES) == set(LIFECYCLE_KEYS)
+    assert set(BAD_VALUES) == set(DEFAULT_KEYS)
 
 
 @pytest.mark.parametrize(("key", "value"), BAD_CASES, ids=[f"{k}={v!r}" for k, v in BAD_CASES])

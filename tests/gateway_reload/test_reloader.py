@@ -40,6 +40,17 @@ def test_a_plan_names_what_was_added_removed_and_changed() -> None:
     assert str(plan_reload(running, running)) == "no server changed"
 
 
+def test_a_changed_gateway_or_cluster_key_is_a_change() -> None:
+    # They live in their owners' sections, not in `ServerConfig`: the plan reads those too.
+    plain = {"command": "x"}
+    running = load_config({"mcpServers": {"a": plain, "b": plain, "c": plain}})
+    wanted = load_config(
+        {"mcpServers": {"a": {**plain, "prefix": False}, "b": {**plain, "affinity": "single"}, "c": plain}}
+    )
+    assert plan_reload(running, wanted) == ReloadPlan(changed=("a", "b"))
+    assert plan_reload(wanted, running) == ReloadPlan(changed=("a", "b"))
+
+
 def test_a_changed_environment_value_is_a_change(monkeypatch: pytest.MonkeyPatch) -> None:
     entry = {"mcpServers": {"a": {"command": "x", "env": {"TOKEN": "${TOKEN}"}}}}
     monkeypatch.setenv("TOKEN", "one")

@@ -79,7 +79,7 @@ def template_of(namespace: str) -> str | None:
 def without_per_user(config: RuntimeConfig) -> RuntimeConfig:
     """``config`` without its per-user servers: what the runtime registers itself (their copies
     are registered per caller)."""
-    shared = {ns: server for ns, server in config.servers.items() if server.affinity != "user"}
+    shared = {ns: server for ns, server in config.servers.items() if not config.cluster.per_user(ns)}
     return config if len(shared) == len(config.servers) else config.model_copy(update={"servers": shared})
 
 
@@ -121,7 +121,7 @@ class PerUserServers:
         result. A routed request is `done` once answered."""
         config = self._config()
         template = config.servers.get(namespace)
-        if template is None or template.affinity != "user":
+        if template is None or not config.cluster.per_user(namespace):
             return Routed(namespace, message)
         try:
             copy = await self._copy_for(principal_of(ctx), template, config)
@@ -182,7 +182,7 @@ class PerUserServers:
         that the list learns what it offers (a caller who cannot fill it in gets none)."""
         config = self._config()
         had = {copy.server for copy in self._book.live()}
-        missing = [s for ns, s in config.servers.items() if s.affinity == "user" and ns not in had]
+        missing = [s for ns, s in config.servers.items() if config.cluster.per_user(ns) and ns not in had]
         for template in missing:
             try:
                 copy = await self._copy_for(principal_of(ctx), template, config)

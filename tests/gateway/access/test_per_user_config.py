@@ -56,7 +56,7 @@ def test_placeholders_are_kept_for_the_gateway_beside_the_environments_own() -> 
     server = config.servers["me"]
     # ${REGION} is the gateway's environment, expanded once; the claims are the caller's, later.
     assert server.env == {"USER_AT": "${claim:login}@eu", "TEAM": "${claim:groups:-none}"}
-    assert server.affinity == "user"
+    assert config.cluster.per_user("me")
 
 
 def test_token_exchange_keys_keep_their_secret_out_of_sight() -> None:
