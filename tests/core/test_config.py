@@ -534,6 +534,8 @@ def test_every_problem_is_reported_at_once() -> None:
         ("comand", "command"),
         ("maxRestart", "maxRestarts"),
         ("header", "headers"),
+        ("afinity", "affinity"),  # a section's key (the cluster's)
+        ("tokenExchang", "tokenExchange"),  # the gateway's
     ],
 )
 def test_typo_gets_did_you_mean(typo: str, meant: str) -> None:
