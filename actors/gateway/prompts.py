@@ -5,6 +5,7 @@ and the send."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import mcp_types as types
@@ -64,7 +65,7 @@ class Prompts:
         return types.ListPromptsResult(prompts=answer, **self._hints.of(ctx, hints.listed(asked)))
 
     async def _internal(self, external: str) -> tuple[str, str]:
-        name = await self._requests.internal(self._serving(), external, lambda: ListPrompts(refresh=False))
+        name = await self._requests.internal(self._serving(), external, partial(ListPrompts, refresh=False))
         if name is None:
             raise _unknown(external)
         namespace, _, bare = name.partition("/")

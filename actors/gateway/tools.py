@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import mcp_types as types
@@ -98,7 +99,7 @@ class Tools:
             return await self._meta_tool(ctx, params)
         if params.request_state is not None:
             return await self._rounds.resume(ctx, "tools/call", params)  # type: ignore[no-any-return]
-        name = await self._requests.internal(serving, params.name, _tool_listing)
+        name = await self._requests.internal(serving, params.name, partial(ListTools, refresh=False))
         if name is None:
             raise _unknown(params.name)
         namespace, _, bare = name.partition("/")
@@ -224,10 +225,6 @@ class Tools:
             content=[types.TextContent(type="text", text=json.dumps(found, ensure_ascii=False))],
             structured_content=found,
         )
-
-
-def _tool_listing() -> ListTools:
-    return ListTools(refresh=False)
 
 
 def _progress_token(ctx: Any) -> Any:
