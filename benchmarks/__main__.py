@@ -21,6 +21,7 @@ from benchmarks import (
     big_messages,
     gateway_calls,
     gateway_load,
+    loop_turns,
     peers,
     profiling,
     report,
@@ -108,7 +109,8 @@ def _profile(sizes: suite.Sizes) -> dict[str, Any]:
     timeline = profiling.hop_timeline(sizes.profile_calls)
     threads = profiling.thread_profiles(sizes.profile_calls)
     (RESULTS_DIR / "profile.txt").write_text(threads.pop("text"))
-    return {"timeline": timeline, "threads": threads}
+    turns = loop_turns.measure(sizes.profile_calls)
+    return {"timeline": timeline, "threads": threads, "turns": turns}
 
 
 def _merged(path: str, new: dict[str, Any]) -> dict[str, Any]:

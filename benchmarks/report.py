@@ -757,6 +757,17 @@ def _profile_section(profile: dict[str, Any]) -> list[str]:
             "the loop).",
             "",
         ]
+    turns = profile.get("turns")
+    if turns:
+        ours, sdk = turns["ours"], turns["sdk"]
+        lines += [
+            f"The event loop's own work per call, over {turns['calls']:,} sequential calls: "
+            f"the runtime's loop goes round {ours['turns_per_call']:.1f} times and runs "
+            f"{ours['callbacks_per_call']:.1f} callbacks; `mcp.Client` alone, on its own loop, "
+            f"{sdk['turns_per_call']:.1f} and {sdk['callbacks_per_call']:.1f} "
+            "(`benchmarks/loop_turns.py`). What the runtime adds is thread crossings, not loop work.",
+            "",
+        ]
     threads = (profile.get("threads") or {}).get("threads")
     if threads:
         lines += [
