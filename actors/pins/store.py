@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -28,6 +27,7 @@ from collections.abc import Hashable, Iterator
 from pathlib import Path
 
 from actors.mcp.config import ServerConfig
+from actors.mcp.identity import identity_key
 from actors.mcp.state import state_dir
 from actors.pins.model import PinChange, ServerPins
 
@@ -50,15 +50,7 @@ def default_pin_folder() -> Path:
 
 def pin_key(config: ServerConfig) -> str:
     """What makes two configurations the same server, for its pins (see the module)."""
-    identity = {
-        "transport": config.transport,
-        "command": config.command,
-        "args": list(config.args),
-        "env": sorted(config.env),
-        "cwd": config.cwd,
-        "url": config.url,
-    }
-    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
+    return identity_key(config)
 
 
 class PinStore:

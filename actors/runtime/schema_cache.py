@@ -40,6 +40,7 @@ from pydantic import ValidationError
 from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
 from actors.mcp.freshness import LIST_KINDS, ListFreshness, ListKind, Received
+from actors.mcp.identity import identity_key
 from actors.mcp.state import default_token_file
 from actors.runtime.declared import Answering, declared_capabilities
 from actors.tools import ToolSpec
@@ -108,16 +109,7 @@ class SchemaCache:
     @staticmethod
     def key(config: ServerConfig) -> str:
         """What makes two configurations the same server (secrets left out: only env names)."""
-        identity = {
-            "transport": config.transport,
-            "command": config.command,
-            "args": list(config.args),
-            "env": sorted(config.env),
-            "cwd": config.cwd,
-            "url": config.url,
-            "tools": config.tools.model_dump(mode="json"),
-        }
-        return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
+        return identity_key(config, tools=config.tools.model_dump(mode="json"))
 
     def declare(self, handlers: Answering | None) -> None:
         """The runtime that uses this cache answers with ``handlers`` (set once, as it starts,
