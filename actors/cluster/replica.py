@@ -120,7 +120,8 @@ class ClusterReplica:
         unknown = self.store.pull(config.servers.values(), _PULL_TIMEOUT)
         deadline = time.monotonic() + timeout
         while unknown:
-            mine = [server for server in unknown if self.store.claim(server, self.id, _PULL_TIMEOUT)]
+            claimed = [server for server in unknown if self.store.claim(server, self.id, _PULL_TIMEOUT)]
+            mine = self._unlearnt(claimed)
             single = [server for server in mine if config.cluster.single(server.name)]
             with self._leases(single, lease_ttl or DEFAULT_TTL) as leases:
                 owned = self._owned_elsewhere(single, leases, deadline)
@@ -130,7 +131,7 @@ class ClusterReplica:
                     self._learn(config, learn, min(LEARNING_TTL * 0.8, max(1.0, deadline - time.monotonic())))
             for server in owned:
                 self.store.release(server, self.id)
-            others = [server for server in unknown if server not in mine]
+            others = [server for server in unknown if server not in claimed]
             if not others or time.monotonic() >= deadline or self._stop.wait(_POLL):
                 if others:
                     logger.warning(
@@ -139,6 +140,20 @@ class ClusterReplica:
                     )
                 return
             unknown = self.store.pull(others, _PULL_TIMEOUT)
+
+    def _unlearnt(self, claimed: list[ServerConfig]) -> list[ServerConfig]:
+        """The ``claimed`` servers still unknown once claimed; the others' claims given back.
+
+        The pull that found a server unknown came before the claim: meanwhile the replica that
+        held the claim may have published the server's entry and then released it (in that
+        order, on its link's one thread), and a claim won then finds the entry in Redis."""
+        if not claimed:
+            return []
+        unknown = self.store.pull(claimed, _PULL_TIMEOUT)
+        for server in claimed:
+            if server not in unknown:
+                self.store.release(server, self.id)
+        return unknown
 
     def _leases(self, single: list[ServerConfig], ttl: float) -> Leases | _NoLeases:
         """Leases to learn the ``single``-affinity servers under, if any (released on exit)."""

@@ -21,9 +21,11 @@ from actors.cluster.affinity import lease_name
 from actors.cluster.lease import Leases
 from actors.cluster.lease import redis_client as lease_client
 from actors.cluster.link import RedisLink
+from actors.cluster.replica import ClusterReplica
 from actors.cluster.schema_store import RedisSchemaStore
-from actors.config import load_config
+from actors.config import RuntimeConfig, load_config
 from actors.mcp.catalog import Catalog
+from actors.mcp.config import ServerConfig
 from actors.runtime.schema_cache import SchemaCache
 from actors.tools import ToolSpec
 from tests.cluster.conftest import PREFIX, WAIT, RedisServer, ReplicaFactory, redis_client
@@ -89,6 +91,47 @@ def test_replicas_share_the_lists_and_a_never_seen_server_starts_once_in_the_clu
     # Lists are answered from the shared cache: nothing started for them, anywhere.
     assert starts(markers) == dict.fromkeys(SERVERS, 1)
     assert all(not replica.servers() for replica in cluster)
+
+
+def test_a_server_published_between_a_replicas_pull_and_its_claim_is_not_learnt_again(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    config = load_config({"mcpServers": {"s0": counted(markers, "s0")}})
+    late = ClusterReplica.start(redis_server.url, "http://late/mcp", cache_folder=tmp_path / "late")
+    first = ClusterReplica.start(redis_server.url, "http://first/mcp", cache_folder=tmp_path / "first")
+    pull = late.store.pull
+    pulls: list[list[str]] = []
+
+    def first_learns_meanwhile(configs: Any, timeout: float) -> list[ServerConfig]:
+        # `late` found s0 unknown; before it claims s0, `first` claims it, learns it, publishes
+        # it and gives its claim back (on its link's thread, after the publish).
+        unknown = pull(configs, timeout)
+        pulls.append([server.name for server in unknown])
+        if len(pulls) == 1:
+            learnt_by(first, config)
+        return unknown
+
+    late.store.pull = first_learns_meanwhile  # type: ignore[method-assign]
+    try:
+        late.prepare(config, WAIT)
+        late.link.call(lambda client: None, WAIT)  # its thread ran the releases queued before
+    finally:
+        late.close()
+        first.close()
+    # Its claim won, `late` read the entry `first` published, instead of starting s0 again.
+    assert starts(markers)["s0"] == 1
+    assert pulls == [["s0"], []]  # found unknown, then (once claimed) learnt elsewhere
+    assert late.store.stored(config.servers["s0"])
+    with redis_client(redis_server.url) as client:
+        assert not list(client.scan_iter(match=f"{PREFIX}learning:*"))
+
+
+def learnt_by(replica: ClusterReplica, config: RuntimeConfig) -> None:
+    """``replica`` learns ``config``'s servers, and its claims are given back."""
+    replica.prepare(config, WAIT)
+    replica.link.call(lambda client: None, WAIT)  # its thread ran the releases queued before
 
 
 def test_cluster_options_need_http_and_a_redis_url(tmp_path: Path) -> None:
