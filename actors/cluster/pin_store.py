@@ -4,8 +4,8 @@ Every replica must hold the same definitions and see the same approvals: Redis h
 server's entry as ``mcp-actors:pins:<actors.pins.pin_key>`` (the JSON of a file entry). A change
 (`actors.pins.PinChange`) is applied to the entry in Redis as it is there (WATCH, then MULTI: a
 change made meanwhile by another replica or by ``mcp-actors approve --cluster`` is never undone),
-and also bumps ``mcp-actors:pins-version`` and records the new version as the entry's score in
-``mcp-actors:pins-changes`` (as `actors.cluster.schema_store` does for the schema cache).
+and is numbered in the ``pins`` `actors.cluster.change_log.ChangeLog` (as the schema cache's
+entries are in theirs).
 
 The local folder is the mirror the runtime reads (its `actors.pins.PinBook` stats and reads
 files, off the loop and the actors): every write to it happens on the link's thread, right
@@ -24,11 +24,11 @@ import json
 import logging
 import os
 import threading
-import time
-from typing import Any, cast
+from typing import Any
 
 import redis
 
+from actors.cluster.change_log import ChangeLog
 from actors.cluster.link import RedisLink
 from actors.pins.model import PinChange, ServerPins
 from actors.pins.store import FilePinStore, default_pin_folder
@@ -42,13 +42,6 @@ _REFRESH = 1.0
 _FULL_RESYNC = 60.0
 _TIMEOUT = 5.0
 """Seconds a change waits for Redis before it is kept locally, to be applied when Redis is back."""
-_WRITE = """
-redis.call('SET', KEYS[1], ARGV[1])
-local version = redis.call('INCR', KEYS[2])
-redis.call('ZADD', KEYS[3], version, KEYS[1])
-return version
-"""
-"""Write an entry and record its change: KEYS = entry, version, changes; ARGV = the JSON."""
 
 
 def _text(pins: ServerPins) -> str:
@@ -74,12 +67,8 @@ class RedisPinStore(FilePinStore):
         super().__init__(folder if folder is not None else default_pin_folder() / "cluster")
         self.link = link
         self.timeout = timeout
-        self.full_resync = full_resync
-        self._version_key = link.key("pins-version")
-        self._changes_key = link.key("pins-changes")
+        self.changes = ChangeLog(link, "pins", full_resync)
         self._prefix = link.key("pins", "")
-        self._seen = 0
-        self._next_full = 0.0
         self._lock = threading.Lock()
         self._kept: list[tuple[str, str, PinChange]] = []
         """Changes made while Redis was away, to apply to it once it is back (in order)."""
@@ -115,7 +104,7 @@ class RedisPinStore(FilePinStore):
             before = _parse(text, name) if isinstance(text, str) else None
             after = (before or self._local(key) or ServerPins(server)).apply(change, server)
             pipe.multi()
-            pipe.eval(_WRITE, 3, name, self._version_key, self._changes_key, _text(after))
+            self.changes.write(pipe, name, _text(after))
             result[:] = [after]
 
         client.transaction(transaction, name)
@@ -137,28 +126,17 @@ class RedisPinStore(FilePinStore):
             logger.warning("cluster: pins not read from Redis (%s): using the local copy", exc)
 
     def _refresh(self, client: redis.Redis) -> None:
-        version = _version(client.get(self._version_key))
-        due = time.monotonic() >= self._next_full
-        if version == self._seen and not due:
-            return
-        if version < self._seen or due:
-            self._resync(client)
-            return
-        changed = cast(
-            "list[tuple[str, float]]",
-            client.zrangebyscore(self._changes_key, f"({self._seen}", "+inf", withscores=True),
+        self.changes.refresh(
+            client, lambda names: self._copy_in(client, names), lambda _: self._resync(client)
         )
-        self._copy_in(client, [str(name) for name, _ in changed])
-        self._seen = max([version, *(int(score) for _, score in changed)])
 
     def _resync(self, client: redis.Redis) -> None:
         """Every entry of Redis into the folder (and our own where Redis has none: it came back
         empty)."""
-        version = _version(client.get(self._version_key))
+        version = self.changes.version(client)
         names = [str(name) for name in client.scan_iter(match=self._prefix + "*", count=200)]
         self._copy_in(client, names)
-        self._seen = version
-        self._next_full = time.monotonic() + self.full_resync
+        self.changes.resynced(version)
         if not names:
             self._restore(client)
 
@@ -174,9 +152,7 @@ class RedisPinStore(FilePinStore):
         for path in sorted(self.folder.glob("*.json")):
             pins = self._local(path.stem)
             if pins is not None:
-                client.eval(
-                    _WRITE, 3, self._redis_key(path.stem), self._version_key, self._changes_key, _text(pins)
-                )
+                self.changes.write(client, self._redis_key(path.stem), _text(pins))
 
     def _catch_up(self, client: redis.Redis) -> None:
         """Redis is back: apply the changes kept meanwhile, in order, then read everything."""
@@ -198,10 +174,3 @@ def _parse(text: str, name: str) -> ServerPins | None:
     except ValueError as exc:
         logger.warning("cluster: ignoring the pins entry %s: %s", name, exc)
         return None
-
-
-def _version(value: object) -> int:
-    try:
-        return int(value) if isinstance(value, str | bytes | int) else 0
-    except ValueError:
-        return 0

@@ -9,13 +9,12 @@ Redis; entries of the configured servers are read from
 Redis into the folder at start (on the caller's thread, `pull`) and, after that, as they change
 (on the link's thread), so the runtime's reads stay local file reads.
 
-Reading is proportional to change: every write of an entry (a Lua script: atomic) also bumps
-``mcp-actors:schema-version`` and records the new version as the entry's score in the sorted
-set ``mcp-actors:schema-changes``. Every couple of seconds a replica reads the version (one
-small GET); only when it moved does it read the entries that changed since the version it last
-saw. A full resync (every entry of the configured servers, ours written back where Redis has
-none) runs at start, after a reconnect, when the version went back or vanished (Redis lost its
-data), and once a minute in case anything was missed.
+Reading is proportional to change: every write of an entry is numbered in the ``schema``
+`actors.cluster.change_log.ChangeLog`, and every couple of seconds a replica reads only the
+entries that changed since it last looked. A full resync (every entry of the configured
+servers, ours written back where Redis has none) runs at start, after a reconnect, when the
+version went back or vanished (Redis lost its data), and once a minute in case anything was
+missed.
 
 ``mcp-actors:learning:<key>`` (SET NX PX) makes a server nobody has seen start once in the
 whole cluster to learn its lists: `claim` it, or wait for the replica that did.
@@ -28,13 +27,12 @@ import logging
 import os
 import tempfile
 import threading
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import cast
 
 import redis
 
+from actors.cluster.change_log import ChangeLog
 from actors.cluster.link import RedisLink
 from actors.mcp.catalog import Catalog
 from actors.mcp.config import ServerConfig
@@ -50,13 +48,6 @@ _REFRESH = 2.0
 """Seconds between reads of the version, and of the entries that changed (the link's thread)."""
 _FULL_RESYNC = 60.0
 """Seconds between full reads of the shared entries."""
-_WRITE = """
-redis.call('SET', KEYS[1], ARGV[1])
-local version = redis.call('INCR', KEYS[2])
-redis.call('ZADD', KEYS[3], version, KEYS[1])
-return version
-"""
-"""Write an entry and record its change: KEYS = entry, version, changes; ARGV = the JSON."""
 LEARNING_TTL = 30.0
 """How long a replica may take to learn a server before another one may try."""
 
@@ -74,13 +65,7 @@ class RedisSchemaStore(SchemaCache):
     ) -> None:
         super().__init__(folder)
         self.link = link
-        self.full_resync = full_resync
-        self._version_key = link.key("schema-version")
-        self._changes_key = link.key("schema-changes")
-        self._seen = 0
-        """The version up to which this replica has read the changed entries."""
-        self._next_full = 0.0
-        """When (monotonic) the next full resync is due: at the first refresh."""
+        self.changes = ChangeLog(link, "schema", full_resync)
         self._lock = threading.Lock()
         self._watched: dict[str, ServerConfig] = {}
         self._pending: list[concurrent.futures.Future[object]] = []
@@ -120,7 +105,7 @@ class RedisSchemaStore(SchemaCache):
 
     def _write(self, client: redis.Redis, key: str, text: str) -> None:
         """Set entry ``key`` to ``text``, bumping the version (on the link's thread)."""
-        client.eval(_WRITE, 3, key, self._version_key, self._changes_key, text)
+        self.changes.write(client, key, text)
 
     def _copy_in(self, client: redis.Redis, configs: list[ServerConfig], *, restore: bool = False) -> None:
         """Redis's entries into the folder; with ``restore``, ours into Redis where it has none."""
@@ -144,24 +129,15 @@ class RedisSchemaStore(SchemaCache):
 
     def _refresh(self, client: redis.Redis) -> None:
         """Read what changed since the last refresh; everything, when a full resync is due."""
-        version = _version(client.get(self._version_key))
-        if version == self._seen and time.monotonic() < self._next_full:
-            return
-        if version < self._seen or time.monotonic() >= self._next_full:
-            self._resync(client, version)
-            return
-        changed = cast(
-            "list[tuple[str, float]]",
-            client.zrangebyscore(self._changes_key, f"({self._seen}", "+inf", withscores=True),
-        )
+        self.changes.refresh(client, lambda keys: self._read(client, keys), lambda v: self._resync(client, v))
+
+    def _read(self, client: redis.Redis, keys: list[str]) -> None:
+        """The changed entries ``keys`` of the configured servers into the folder."""
         with self._lock:
             watched = {key: config for config in self._watched.values() for key, _ in self._entries(config)}
         # A server's two entries may both have changed: read it once.
-        configs = list(
-            {self.key(watched[key]): watched[key] for key, _ in changed if key in watched}.values()
-        )
+        configs = list({self.key(watched[key]): watched[key] for key in keys if key in watched}.values())
         self._copy_in(client, configs)
-        self._seen = max([version, *(int(score) for _, score in changed)])
 
     def _resync(self, client: redis.Redis, version: int) -> None:
         """Read every entry of the configured servers, and write ours where Redis has none (an
@@ -169,8 +145,7 @@ class RedisSchemaStore(SchemaCache):
         with self._lock:
             configs = list(self._watched.values())
         self._copy_in(client, configs, restore=True)
-        self._seen = version
-        self._next_full = time.monotonic() + self.full_resync
+        self.changes.resynced(version)
 
     def _write_file(self, path: Path, text: str) -> None:
         """Write ``text`` to ``path`` unless it holds it already (atomically)."""
@@ -243,7 +218,7 @@ class RedisSchemaStore(SchemaCache):
     def _write_all(self, client: redis.Redis, entries: dict[str, str]) -> None:
         pipeline = client.pipeline(transaction=False)
         for key, text in entries.items():
-            pipeline.eval(_WRITE, 3, key, self._version_key, self._changes_key, text)
+            self.changes.write(pipeline, key, text)
         pipeline.execute()
 
     def flush(self, timeout: float) -> None:
@@ -254,7 +229,7 @@ class RedisSchemaStore(SchemaCache):
 
     def _catch_up(self, client: redis.Redis) -> None:
         """Redis is back (perhaps empty): write what it lacks of our entries, read the rest."""
-        self._resync(client, _version(client.get(self._version_key)))
+        self._resync(client, self.changes.version(client))
 
     # ---- learning a server nobody has seen ---------------------------------------------------
 
@@ -279,11 +254,3 @@ class RedisSchemaStore(SchemaCache):
                 client.delete(key)
 
         self.link.submit(drop)
-
-
-def _version(value: object) -> int:
-    """The global version as read (none yet: 0)."""
-    try:
-        return int(value) if isinstance(value, str | bytes | int) else 0
-    except ValueError:
-        return 0

@@ -196,7 +196,8 @@ def test_schema_refresh_reads_only_what_changed_and_resyncs_when_redis_lost_its_
             # Once the reader has read every change, its refreshes read the version only.
             assert wait_until(
                 lambda: (
-                    reader._seen == int(look.get(f"{PREFIX}schema-version") or 0) and writer._next_full > 0
+                    reader.changes.seen == int(look.get(f"{PREFIX}schema-version") or 0)
+                    and writer.changes.next_full > 0
                 ),
                 WAIT,
             )
