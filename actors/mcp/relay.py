@@ -30,17 +30,15 @@ class Relay:
         self._adapter = adapter
         self._owner = owner
 
-    def _tell(self, method: str, *args: Any) -> None:
+    def _tell(self, method: str, *args: Any, **keywords: Any) -> None:
         handler = getattr(self._owner, method, None)
         if handler is not None:
-            handler(*args)
+            handler(*args, **keywords)
 
     def on_closed(self, reason: str, *, auth: bool = False) -> None:
         reason = self._adapter.redact(reason)
         self._adapter.lost(reason)
-        handler = getattr(self._owner, "on_closed", None)
-        if handler is not None:
-            handler(reason, auth=auth)
+        self._tell("on_closed", reason, auth=auth)
 
     def on_tools_changed(self) -> None:
         self._adapter.forget_tools()

@@ -115,8 +115,7 @@ def test_a_server_published_between_a_replicas_pull_and_its_claim_is_not_learnt_
 
     late.store.pull = first_learns_meanwhile  # type: ignore[method-assign]
     try:
-        late.prepare(config, WAIT)
-        late.link.call(lambda client: None, WAIT)  # its thread ran the releases queued before
+        learnt_by(late, config)
     finally:
         late.close()
         first.close()
