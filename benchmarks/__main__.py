@@ -23,6 +23,7 @@ from benchmarks import (
     gateway_load,
     loop_turns,
     peers,
+    per_call,
     profiling,
     report,
     sandbox,
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted = [n for n in wanted if n not in options.skip.split(",")]
 
     runners: dict[str, Callable[[suite.Sizes], dict[str, Any]]] = {
-        "overhead": suite.per_call_overhead,
+        "overhead": per_call.per_call_overhead,
         "concurrency": suite.concurrency,
         "isolation": suite.isolation,
         "fan_out": suite.fan_out,

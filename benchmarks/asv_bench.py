@@ -18,7 +18,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from benchmarks import suite
+from benchmarks import per_call, suite
 from benchmarks.common import ROOT, SDKLoop, runtime_config
 
 ECHO_ARGS = suite.ECHO_ARGS
@@ -102,7 +102,7 @@ class Targets:
 
     def setup_cache(self) -> dict[str, Any]:
         return {
-            "overhead": suite.per_call_overhead(ASV_SIZES),
+            "overhead": per_call.per_call_overhead(ASV_SIZES),
             "isolation": suite.isolation(ASV_SIZES),
             "fan_out": suite.fan_out(ASV_SIZES),
             "cold_start": suite.cold_start(ASV_SIZES),

@@ -51,6 +51,21 @@ def runtime_config(names: Sequence[str], **lifecycle: Any) -> dict[str, Any]:
     }
 
 
+def _sdk_client() -> Any:
+    from mcp import Client
+
+    return Client(sdk_parameters())
+
+
+def fastmcp_client() -> Any:
+    """fastmcp's ``Client`` over stdio to the benchmark server (entered on a loop by the caller)."""
+    from fastmcp import Client
+    from fastmcp.client.transports import StdioTransport
+
+    command, args = server_command()
+    return Client(StdioTransport(command=command, args=args))
+
+
 def sdk_parameters() -> Any:
     from mcp.client.stdio import StdioServerParameters
 
@@ -198,8 +213,11 @@ class SDKLoop:
     def submit(self, coro: Coroutine[Any, Any, _T]) -> concurrent.futures.Future[_T]:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
-    def connect(self, count: int = 1, timeout: float = 60.0) -> list[Any]:
-        """Start ``count`` benchmark servers and return their connected ``mcp.Client``s."""
+    def connect(
+        self, count: int = 1, timeout: float = 60.0, *, client: Callable[[], Any] | None = None
+    ) -> list[Any]:
+        """Start ``count`` benchmark servers and return their connected clients: ``mcp.Client``s,
+        or what ``client()`` makes (an async context manager entered on the loop)."""
 
         async def open_all() -> list[Any]:
             clients: list[Any] = []
@@ -208,7 +226,7 @@ class SDKLoop:
                 ready: asyncio.Future[Any] = self.loop.create_future()
                 stop = asyncio.Event()
                 self._stops.append(stop)
-                task = asyncio.ensure_future(self._hold(ready, stop))
+                task = asyncio.ensure_future(self._hold(ready, stop, client or _sdk_client))
                 self._holders.append(task)
                 readies.append(ready)
             for ready in readies:
@@ -217,11 +235,9 @@ class SDKLoop:
 
         return self.run(open_all(), timeout)
 
-    async def _hold(self, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
-        from mcp import Client
-
+    async def _hold(self, ready: asyncio.Future[Any], stop: asyncio.Event, make: Callable[[], Any]) -> None:
         try:
-            async with Client(sdk_parameters()) as client:
+            async with make() as client:
                 ready.set_result(client)
                 await stop.wait()
         except BaseException as exc:

@@ -100,7 +100,7 @@ def target_rows(results: dict[str, Any]) -> list[Row]:
                     1.1,
                 )
             )
-    rows += _peer_rows(b.get("peers"))
+    rows += _peer_rows(b.get("peers"), over)
 
     conc = b.get("concurrency")
     if conc and "error" not in conc:
@@ -433,11 +433,31 @@ def _gateway_rows(calls: Any) -> list[Row]:
     return rows
 
 
-def _peer_rows(peers: Any) -> list[Row]:
-    """Per call against fastmcp's `Client` (issue 40: at most 1.0, median of per-round ratios)."""
+def _peer_rows(peers: Any, over: Any) -> list[Row]:
+    """Per call against fastmcp's `Client` (issue 40: at most 1.0, median of per-round ratios).
+
+    From the per-call benchmark where it ran fastmcp (every client in one process, 60 alternating
+    batches); else from the peers' rounds (a process per client and round, two rounds).
+    """
+    against = (over or {}).get("vs_fastmcp") if over and "error" not in over else None
+    if against:
+        ours, theirs = over["call_tool"], over["fastmcp"]
+        return [
+            _at_most(
+                "peers.fastmcp",
+                "Per call against the fastest peer: `Runtime.call_tool` vs fastmcp's `Client`",
+                "echo latency (ms)",
+                _f(ours["median"], 3),
+                _f(ours["p95"], 3),
+                f"{_f(theirs['median'], 3)} (fastmcp {over.get('fastmcp_version', '?')} `Client`, "
+                "same process, alternating batches)",
+                against["call_tool"],
+                1.0,
+            )
+        ]
     clients = (peers or {}).get("clients") or {}
-    ours, theirs = clients.get("mcp-actors") or {}, clients.get("fastmcp") or {}
-    mine, their = ours.get("round_medians_ms"), theirs.get("round_medians_ms")
+    mine_all, theirs_all = clients.get("mcp-actors") or {}, clients.get("fastmcp") or {}
+    mine, their = mine_all.get("round_medians_ms"), theirs_all.get("round_medians_ms")
     if not mine or not their:
         return []
     ratio = statistics.median(m / t for m, t in zip(mine, their, strict=False))
@@ -446,9 +466,9 @@ def _peer_rows(peers: Any) -> list[Row]:
             "peers.fastmcp",
             "Per call against the fastest peer: `Runtime.call_tool` vs fastmcp's `Client`",
             "echo latency (ms)",
-            _f(ours["latency_ms"]["median"], 3),
-            _f(ours["latency_ms"]["p95"], 3),
-            f"{_f(theirs['latency_ms']['median'], 3)} (fastmcp `Client`, a process of its own)",
+            _f(mine_all["latency_ms"]["median"], 3),
+            _f(mine_all["latency_ms"]["p95"], 3),
+            f"{_f(theirs_all['latency_ms']['median'], 3)} (fastmcp `Client`, a process of its own)",
             ratio,
             1.0,
         )
@@ -559,8 +579,21 @@ def _blocked_text(profile: dict[str, Any]) -> str:
         return ""
     return (
         f" The server actor is also blocked for a median {blocked:.0f} µs per call in "
-        "`EventLoop.submit`: anyio's `BlockingPortal.start_task_soon` waits until the loop thread has "
-        "spawned the task, a full thread round trip on every call."
+        "`EventLoop.submit`: its write to the loop's wake-up pipe lets the GIL go, the woken loop "
+        "thread takes it, and the actor waits for it back."
+    )
+
+
+def _floors_text(over: dict[str, Any]) -> str:
+    floors = over.get("floor_ratio_median")
+    if not floors:
+        return ""
+    return (
+        "The SDK's own floors in the same rounds: driven from another thread "
+        f"(`run_coroutine_threadsafe`, two crossings) {floors['sdk_from_thread']:.3f} times the SDK alone, "
+        "relayed through one more thread (three crossings, the actor hop's shape) "
+        f"{floors['sdk_relayed']:.3f}; `rt.call_tool` costs "
+        f"{over['call_tool_vs_relayed']:.3f} times the relayed floor. "
     )
 
 
@@ -569,7 +602,6 @@ def why(row: Row, results: dict[str, Any]) -> str:
     profile = b.get("profile", {})
     if row.id.startswith("overhead"):
         over = b["overhead"]
-        floor = over["sdk_from_thread"]["ratio"]
         paired = over.get("round_ratio_median", {}).get(row.id.split(".", 1)[1])
         return (
             f"Measured ratio {row.ratio} (median {row.median} ms against {row.reference}; the median of "
@@ -577,9 +609,10 @@ def why(row: Row, results: dict[str, Any]) -> str:
             "it; through the runtime a call crosses the caller, the server actor (and, for the message "
             "API, the registry actor first) and the event-loop thread, and each crossing is a thread wake-up "
             "that must also win the GIL. The actor hop is the design: it is what keeps each server's state, "
-            "counters and idle clock on one thread. Even "
-            "the SDK driven from another thread (`run_coroutine_threadsafe`, one crossing each way) costs "
-            f"ratio {floor:.3f} in this run. " + _hops_text(profile) + _blocked_text(profile)
+            "counters and idle clock on one thread. "
+            + _floors_text(over)
+            + _hops_text(profile)
+            + _blocked_text(profile)
         )
     if row.id == "concurrency":
         conc = b["concurrency"]
@@ -668,10 +701,24 @@ def why(row: Row, results: dict[str, Any]) -> str:
             "the floor and ours is the gateway's own code (gate, audit, names, sessions)."
         )
     if row.id == "peers.fastmcp":
+        over = b.get("overhead") or {}
+        if "vs_fastmcp" not in over:
+            return (
+                f"Median of per-round ratios {row.ratio} ({row.median} ms against {row.reference}): each "
+                "client runs in a process of its own against the same server script, alternating round by "
+                "round. " + _hops_text(profile)
+            )
+        against = over["vs_fastmcp"]
         return (
-            f"Median of per-round ratios {row.ratio} ({row.median} ms against {row.reference}): each "
-            "client runs in a process of its own against the same server script, alternating round by "
-            "round. " + _hops_text(profile)
+            f"Median of per-round ratios {row.ratio} ({row.median} ms against {row.reference}): every "
+            "client in one process, each against a server process of its own, in batches of "
+            f"{over.get('batch', '?')} calls that "
+            "alternate round by round. Against fastmcp's `Client` in the same rounds: the SDK alone "
+            f"{against['sdk']:.3f}, the SDK relayed through one thread (the actor hop's three crossings, "
+            f"no code of ours) {against['sdk_relayed']:.3f}, the message API {against['message']:.3f}. "
+            + _floors_text(over)
+            + "The peers table below runs each client in a process of its own (two rounds), where a slow "
+            "spell of the machine lands on one client only."
         )
     if row.id == "fan_out.cpu":
         return why(replace(row, id="fan_out"), results)
@@ -938,7 +985,14 @@ def _details(b: dict[str, Any]) -> list[str]:
             f"- **Per-call overhead** ({over['sdk']['n']} calls per client, interleaved in batches): "
             f"SDK alone {over['sdk']['median']:.3f} ms; the SDK driven from another thread "
             f"(`run_coroutine_threadsafe`) {over['sdk_from_thread']['median']:.3f} ms "
-            f"(ratio {over['sdk_from_thread']['ratio']:.3f}); `rt.call_tool` "
+            f"(ratio {over['sdk_from_thread']['ratio']:.3f}); "
+            + (
+                f"relayed through one more thread {over['sdk_relayed']['median']:.3f} ms; "
+                if "sdk_relayed" in over
+                else ""
+            )
+            + (f"fastmcp's `Client` {over['fastmcp']['median']:.3f} ms; " if "fastmcp" in over else "")
+            + "`rt.call_tool` "
             f"{over['call_tool']['median']:.3f} ms; "
             f"message API {over['message']['median']:.3f} ms. Median of per-round ratios: "
             + ", ".join(f"{k} {v:.3f}" for k, v in over["round_ratio_median"].items())

@@ -132,61 +132,6 @@ def _start_all(rt: Runtime, namespaces: list[str], timeout: float = 120.0) -> No
     wait_all([m.reply for m in messages], timeout)
 
 
-# ---- per-call overhead --------------------------------------------------------------------
-
-
-def per_call_overhead(sizes: Sizes) -> dict[str, Any]:
-    """Median latency of one echo call: the SDK alone vs `rt.call_tool` vs the message API."""
-    samples: dict[str, list[float]] = {"sdk": [], "sdk_from_thread": [], "call_tool": [], "message": []}
-    with SDKLoop() as sdk, Runtime.start(runtime_config(["echo"])) as rt:
-        (client,) = sdk.connect(1)
-        _call(rt, "echo/echo", ECHO_ARGS)  # the lazy start
-        for _ in range(sizes.overhead_warmup):
-            _call(rt, "echo/echo", ECHO_ARGS)
-        sdk.run(_sdk_batch(client, sizes.overhead_warmup))
-
-        def sdk_batch() -> list[float]:
-            return sdk.run(_sdk_batch(client, sizes.overhead_batch))
-
-        def sdk_from_thread() -> list[float]:
-            out = []
-            for _ in range(sizes.overhead_batch):
-                start = time.perf_counter()
-                sdk.run(client.call_tool("echo", ECHO_ARGS))
-                out.append(time.perf_counter() - start)
-            return out
-
-        def facade() -> list[float]:
-            return [_call(rt, "echo/echo", ECHO_ARGS) for _ in range(sizes.overhead_batch)]
-
-        def message() -> list[float]:
-            return [_message(rt, "echo", "echo", ECHO_ARGS) for _ in range(sizes.overhead_batch)]
-
-        kinds = [
-            ("sdk", sdk_batch),
-            ("call_tool", facade),
-            ("message", message),
-            ("sdk_from_thread", sdk_from_thread),
-        ]
-        round_ratios: dict[str, list[float]] = {"call_tool": [], "message": []}
-        for round_no in range(sizes.overhead_rounds):
-            shift = round_no % len(kinds)
-            medians = {}
-            for name, run in kinds[shift:] + kinds[:shift]:
-                batch = run()
-                samples[name].extend(batch)
-                medians[name] = sorted(batch)[len(batch) // 2]
-            for name, ratios in round_ratios.items():
-                ratios.append(medians[name] / medians["sdk"])
-    out: dict[str, Any] = {
-        name: {"samples_ms": ms(values), **summary(ms(values))} for name, values in samples.items()
-    }
-    for name in ("call_tool", "message", "sdk_from_thread"):
-        out[name]["ratio"] = out[name]["median"] / out["sdk"]["median"]
-    out["round_ratio_median"] = {name: summary(values)["median"] for name, values in round_ratios.items()}
-    return out
-
-
 # ---- concurrency on one server --------------------------------------------------------------
 
 
