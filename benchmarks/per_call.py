@@ -14,6 +14,7 @@ median of the per-round ratios. The floors are the SDK itself driven across thre
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import importlib.metadata
 import importlib.util
 import queue
@@ -41,7 +42,7 @@ class _Relay:
     def _serve(self) -> None:
         while (reply := self._inbox.get()) is not None:
             inner = self._sdk.submit(self._client.call_tool("echo", ECHO_ARGS))
-            inner.add_done_callback(lambda done, reply=reply: _pass_on(done, reply))
+            inner.add_done_callback(functools.partial(_pass_on, reply))
 
     def call(self, timeout: float = 30.0) -> Any:
         reply: concurrent.futures.Future[Any] = concurrent.futures.Future()
@@ -53,7 +54,7 @@ class _Relay:
         self._thread.join(10)
 
 
-def _pass_on(done: concurrent.futures.Future[Any], reply: concurrent.futures.Future[Any]) -> None:
+def _pass_on(reply: concurrent.futures.Future[Any], done: concurrent.futures.Future[Any]) -> None:
     if (error := done.exception()) is not None:
         reply.set_exception(error)
     else:
